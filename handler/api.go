@@ -1,0 +1,93 @@
+// Package handler is the A2A service over the neutral model: JSON-RPC
+// method dispatch for both wire versions, the task state machine, multi-turn
+// rules, history trimming, owner checks, event fan-out to SSE streams,
+// cancel, and the Agent Card HTTP answer. It never imports Caddy: the Caddy
+// module hands it the caller identity, the body already read under a limit,
+// and a context that ends when the config is unloaded.
+package handler
+
+import (
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// Caller is who makes a request, as the Caddy module resolved it.
+type Caller struct {
+	// Owner scopes every task access; "" is an anonymous caller.
+	Owner string
+}
+
+// Options configure an Endpoint.
+type Options struct {
+	Store  store.Store
+	Agent  upstream.Agent
+	Runner *Runner
+	// Versions lists the wire versions served; empty = both.
+	Versions []protocol.Version
+	// Streaming enables message/stream, SendStreamingMessage and subscribe.
+	Streaming bool
+	// InputModes lists the media types the agent accepts (the card's
+	// defaultInputModes); empty accepts anything.
+	InputModes []string
+	// MaxHistory is how many messages a task keeps (0 = 100).
+	MaxHistory int
+	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
+	Heartbeat time.Duration
+	// Done is closed when the owning config is unloaded: open streams end
+	// cleanly while runs go on.
+	Done   <-chan struct{}
+	Logger *zap.Logger
+}
+
+// Endpoint serves the JSON-RPC side of one a2a mount.
+type Endpoint struct {
+	opts Options
+}
+
+// NewEndpoint checks o and returns the endpoint.
+func NewEndpoint(o Options) (*Endpoint, error) {
+	panic("unimplemented")
+}
+
+// ServeRPC answers one JSON-RPC request whose body the caller has already
+// read within its size limit. Protocol errors are JSON-RPC bodies on 200.
+func (e *Endpoint) ServeRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
+	panic("unimplemented")
+}
+
+// Runner executes task runs in the background. It lives as long as the
+// store it writes to (not a request or a config), so runs survive reloads.
+type Runner struct{}
+
+// NewRunner returns a runner whose runs log to logger.
+func NewRunner(logger *zap.Logger) *Runner {
+	panic("unimplemented")
+}
+
+// Close cancels every run still going and waits for them to end.
+func (r *Runner) Close() error {
+	panic("unimplemented")
+}
+
+// CardServer answers GET/HEAD for the Agent Card with the variant the
+// A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
+// Cache-Control: public, max-age and 304 on If-None-Match. Rendered
+// documents are cached per RPC URL.
+type CardServer struct{}
+
+// NewCardServer returns a card server for card (Interfaces are filled per
+// request from the RPC URL and the served versions).
+func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
+	panic("unimplemented")
+}
+
+// ServeCard writes the card whose interfaces point at rpcURL.
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
+	panic("unimplemented")
+}

@@ -1,0 +1,70 @@
+package protocol
+
+import "encoding/json"
+
+// AgentCard is the neutral Agent Card. Render turns it into the 0.3, 1.0 or
+// hybrid JSON document.
+type AgentCard struct {
+	Name             string
+	Description      string
+	Version          string
+	Provider         *Provider
+	DocumentationURL string
+	IconURL          string
+	// Interfaces lists the served interfaces, preferred first. Each version
+	// served on the JSON-RPC URL is one entry.
+	Interfaces        []Interface
+	Streaming         bool
+	PushNotifications bool
+	// ExtendedCard advertises an authenticated extended card.
+	ExtendedCard       bool
+	Extensions         []Extension
+	DefaultInputModes  []string
+	DefaultOutputModes []string
+	Skills             []Skill
+}
+
+// Provider is the organisation behind the agent.
+type Provider struct {
+	Organization string
+	URL          string
+}
+
+// Interface is one (URL, binding, version) the agent serves.
+type Interface struct {
+	URL string
+	// Binding is "JSONRPC", "GRPC" or "HTTP+JSON".
+	Binding string
+	Version Version
+}
+
+// Extension is an A2A extension the agent supports.
+type Extension struct {
+	URI         string
+	Description string
+	Required    bool
+	Params      json.RawMessage
+}
+
+// Skill is one capability listed in the card.
+type Skill struct {
+	ID          string
+	Name        string
+	Description string
+	Tags        []string
+	Examples    []string
+	InputModes  []string
+	OutputModes []string
+}
+
+// CardVariant selects the card document rendered.
+type CardVariant int
+
+// The card variants: pure 0.3, pure 1.0, and the hybrid (1.0 fields plus the
+// 0.3 url/preferredTransport/protocolVersion/additionalInterfaces) served
+// when the client sends no A2A-Version header.
+const (
+	CardHybrid CardVariant = iota
+	CardV03
+	CardV10
+)

@@ -1,0 +1,158 @@
+package protocol
+
+import "fmt"
+
+// Error is a protocol error in neutral form. Each codec renders it as a
+// JSON-RPC error object: 1.0 with data [ErrorInfo, BadRequest?], 0.3 with an
+// object data or none (0.3 clients cannot parse an array).
+type Error struct {
+	// Code is the JSON-RPC error code.
+	Code int
+	// Message is safe to show to the caller; it never holds upstream or Go
+	// error text.
+	Message string
+	// Reason is the google.rpc.ErrorInfo reason (e.g. TASK_NOT_FOUND); empty
+	// for the plain JSON-RPC codes that have none.
+	Reason string
+	// Metadata goes into ErrorInfo.metadata (e.g. taskId, errorId).
+	Metadata map[string]string
+	// Violations become a google.rpc.BadRequest detail (1.0) or
+	// data.fieldViolations (0.3).
+	Violations []FieldViolation
+}
+
+// FieldViolation names one invalid field of a request.
+type FieldViolation struct {
+	Field       string
+	Description string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
+
+// The JSON-RPC and A2A error codes shared by both versions.
+const (
+	CodeParseError                = -32700
+	CodeInvalidRequest            = -32600
+	CodeMethodNotFound            = -32601
+	CodeInvalidParams             = -32602
+	CodeInternal                  = -32603
+	CodeTaskNotFound              = -32001
+	CodeTaskNotCancelable         = -32002
+	CodePushNotSupported          = -32003
+	CodeUnsupportedOperation      = -32004
+	CodeContentTypeNotSupported   = -32005
+	CodeInvalidAgentResponse      = -32006
+	CodeExtendedCardNotConfigured = -32007
+	CodeExtensionSupportRequired  = -32008
+	CodeVersionNotSupported       = -32009
+)
+
+// ErrorDomain is the google.rpc.ErrorInfo domain of every A2A error.
+const ErrorDomain = "a2a-protocol.org"
+
+func newErr(code int, reason, msg string) *Error {
+	return &Error{Code: code, Reason: reason, Message: msg}
+}
+
+// ErrParse is -32700; the reply id is null.
+func ErrParse() *Error { return newErr(CodeParseError, "", "Invalid JSON payload") }
+
+// ErrInvalidRequest is -32600 with a specific message.
+func ErrInvalidRequest(msg string) *Error {
+	if msg == "" {
+		msg = "Request payload validation error"
+	}
+	return newErr(CodeInvalidRequest, "", msg)
+}
+
+// ErrMethodNotFound is -32601.
+func ErrMethodNotFound(method string) *Error {
+	e := newErr(CodeMethodNotFound, "", "Method not found")
+	if method != "" {
+		e.Metadata = map[string]string{"method": method}
+	}
+	return e
+}
+
+// ErrInvalidParams is -32602 with the given field violations.
+func ErrInvalidParams(msg string, v ...FieldViolation) *Error {
+	if msg == "" {
+		msg = "Invalid parameters"
+	}
+	e := newErr(CodeInvalidParams, "", msg)
+	e.Violations = v
+	return e
+}
+
+// ErrInternal is -32603; errorID is also logged so operators can correlate.
+func ErrInternal(errorID string) *Error {
+	e := newErr(CodeInternal, "", "Internal error")
+	if errorID != "" {
+		e.Metadata = map[string]string{"errorId": errorID}
+	}
+	return e
+}
+
+// ErrTaskNotFound is -32001; also what another caller's task looks like.
+func ErrTaskNotFound(taskID string) *Error {
+	e := newErr(CodeTaskNotFound, "TASK_NOT_FOUND", "Task not found")
+	if taskID != "" {
+		e.Metadata = map[string]string{"taskId": taskID}
+	}
+	return e
+}
+
+// ErrTaskNotCancelable is -32002.
+func ErrTaskNotCancelable(taskID string) *Error {
+	e := newErr(CodeTaskNotCancelable, "TASK_NOT_CANCELABLE", "Task cannot be canceled")
+	e.Metadata = map[string]string{"taskId": taskID}
+	return e
+}
+
+// ErrPushNotSupported is -32003.
+func ErrPushNotSupported() *Error {
+	return newErr(CodePushNotSupported, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push Notification is not supported")
+}
+
+// ErrUnsupportedOperation is -32004 with a specific message.
+func ErrUnsupportedOperation(msg string) *Error {
+	if msg == "" {
+		msg = "This operation is not supported"
+	}
+	return newErr(CodeUnsupportedOperation, "UNSUPPORTED_OPERATION", msg)
+}
+
+// ErrContentTypeNotSupported is -32005.
+func ErrContentTypeNotSupported(msg string) *Error {
+	if msg == "" {
+		msg = "Incompatible content types"
+	}
+	return newErr(CodeContentTypeNotSupported, "CONTENT_TYPE_NOT_SUPPORTED", msg)
+}
+
+// ErrInvalidAgentResponse is -32006.
+func ErrInvalidAgentResponse() *Error {
+	return newErr(CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", "Invalid agent response")
+}
+
+// ErrExtendedCardNotConfigured is -32007.
+func ErrExtendedCardNotConfigured() *Error {
+	return newErr(CodeExtendedCardNotConfigured, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "Extended Agent Card is not configured")
+}
+
+// ErrExtensionSupportRequired is -32008 naming the missing extension.
+func ErrExtensionSupportRequired(uri string) *Error {
+	e := newErr(CodeExtensionSupportRequired, "EXTENSION_SUPPORT_REQUIRED", "Extension support is required: "+uri)
+	e.Metadata = map[string]string{"extension": uri}
+	return e
+}
+
+// ErrVersionNotSupported is -32009 naming the version asked for.
+func ErrVersionNotSupported(requested, msg string) *Error {
+	if msg == "" {
+		msg = "Protocol version not supported: " + requested
+	}
+	e := newErr(CodeVersionNotSupported, "VERSION_NOT_SUPPORTED", msg)
+	e.Metadata = map[string]string{"requestedVersion": requested}
+	return e
+}

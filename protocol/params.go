@@ -1,0 +1,83 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Method is a neutral A2A operation; each codec maps its wire method names
+// onto these.
+type Method int
+
+// The operations of both versions. MethodListTasks exists only in 1.0.
+const (
+	MethodUnknown Method = iota
+	MethodSend
+	MethodStream
+	MethodGetTask
+	MethodListTasks
+	MethodCancelTask
+	MethodSubscribe
+	MethodPushSet
+	MethodPushGet
+	MethodPushList
+	MethodPushDelete
+	MethodExtendedCard
+)
+
+// Streaming reports whether the method answers with an SSE stream.
+func (m Method) Streaming() bool { return m == MethodStream || m == MethodSubscribe }
+
+// SendParams are the parameters of message/send, message/stream,
+// SendMessage and SendStreamingMessage.
+type SendParams struct {
+	Tenant  string
+	Message Message
+	// AcceptedOutputModes lists the media types the client accepts.
+	AcceptedOutputModes []string
+	// HistoryLength limits the history in the returned task; nil = server default.
+	HistoryLength *int
+	// Blocking is resolved by the codec: 1.0 !returnImmediately, 0.3 blocking
+	// (unset = true).
+	Blocking bool
+	// Push is the inline push notification config, if any (raw, per version).
+	Push     json.RawMessage
+	Metadata json.RawMessage
+}
+
+// GetTaskParams are the parameters of tasks/get and GetTask.
+type GetTaskParams struct {
+	Tenant        string
+	ID            string
+	HistoryLength *int
+}
+
+// TaskIDParams are the parameters of cancel and subscribe.
+type TaskIDParams struct {
+	Tenant   string
+	ID       string
+	Metadata json.RawMessage
+}
+
+// ListTasksParams are the parameters of ListTasks (1.0 only).
+type ListTasksParams struct {
+	Tenant    string
+	ContextID string
+	// Status filters by state; StateUnspecified means any.
+	Status TaskState
+	// PageSize is 1..100; the codec applies the default of 50.
+	PageSize      int
+	PageToken     string
+	HistoryLength *int
+	// StatusTimestampAfter keeps tasks whose status timestamp is >= it.
+	StatusTimestampAfter *time.Time
+	IncludeArtifacts     bool
+}
+
+// ListTasksResult is the answer to ListTasks.
+type ListTasksResult struct {
+	Tasks         []Task
+	NextPageToken string
+	PageSize      int
+	TotalSize     int
+}

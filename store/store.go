@@ -1,0 +1,95 @@
+// Package store keeps tasks and their event logs. The Store interface is
+// shaped so that an in-process implementation (memory) and a shared one
+// (Redis, for several Caddy replicas) fit it unchanged: event ids are opaque
+// strings ordered within a task, updates are compare-and-set on a version the
+// store hands out, tailing is a blocking read with a context, and a cancel is
+// a signal any replica can send.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// Errors a Store returns.
+var (
+	// ErrNotFound: no task with that id, or it belongs to another owner.
+	ErrNotFound = errors.New("store: task not found")
+	// ErrConflict: the version given to Update is no longer current; re-read.
+	ErrConflict = errors.New("store: version conflict")
+	// ErrExists: Create was given an id that is already stored.
+	ErrExists = errors.New("store: task exists")
+	// ErrFull: the store is at its bound and nothing can be evicted.
+	ErrFull = errors.New("store: full")
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Record is a stored task with its owner and the version to pass to Update.
+type Record struct {
+	Task    *protocol.Task
+	Owner   string
+	Version uint64
+}
+
+// StoredEvent is an event of a task's log with its id.
+type StoredEvent struct {
+	// ID is opaque, ordered within the task; it is the SSE id: and
+	// Last-Event-ID.
+	ID    string
+	Event protocol.Event
+}
+
+// ListQuery selects an owner's tasks for ListTasks.
+type ListQuery struct {
+	ContextID string
+	// Status filters by state; StateUnspecified = any.
+	Status protocol.TaskState
+	// After keeps tasks whose status timestamp is >= it; zero = no filter.
+	After time.Time
+	// PageSize is how many tasks to return at most (>= 1).
+	PageSize int
+	// PageToken is the opaque cursor from the previous page ("" = first).
+	PageToken string
+}
+
+// ListPage is one page of tasks, newest status timestamp first.
+type ListPage struct {
+	Tasks []*protocol.Task
+	// NextPageToken is "" on the last page.
+	NextPageToken string
+	// TotalSize counts every task matching the query (all pages).
+	TotalSize int
+}
+
+// Store keeps tasks and their event logs. Returned tasks are copies the
+// caller may modify; stored values never alias caller memory.
+type Store interface {
+	// Create stores a new task owned by owner and appends events to its log,
+	// atomically. It returns the version for the next Update.
+	Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error)
+	// Get returns the task if it exists and belongs to owner; ErrNotFound
+	// otherwise (another owner's task is indistinguishable from a missing one).
+	Get(ctx context.Context, owner, id string) (*Record, error)
+	// Update replaces the task snapshot if its version is still version and
+	// appends events to its log, atomically; ErrConflict if the version moved.
+	// It returns the new version and the ids given to the events.
+	Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, []string, error)
+	// List returns a page of owner's tasks ordered by status timestamp,
+	// newest first.
+	List(ctx context.Context, owner string, q ListQuery) (*ListPage, error)
+	// Events returns the events of task id after the event id after ("" =
+	// from the start). If there are none and wait is true it blocks until one
+	// is appended or ctx ends (then it returns ctx.Err()).
+	Events(ctx context.Context, id, after string, wait bool) ([]StoredEvent, error)
+	// SignalCancel asks whoever runs task id to stop it.
+	SignalCancel(ctx context.Context, id string) error
+	// CancelSignal returns a channel closed when a cancel of task id is
+	// signalled (by any replica) or ctx ends.
+	CancelSignal(ctx context.Context, id string) <-chan struct{}
+	// Close releases the store; blocked readers return ErrClosed.
+	Close() error
+}
