@@ -33,6 +33,10 @@ type Record struct {
 	Task    *protocol.Task
 	Owner   string
 	Version uint64
+	// LastEventID is the id of the newest event in the task's log when the
+	// snapshot was read ("" if none): a stream that sends this snapshot
+	// continues with Events(after=LastEventID) and misses or repeats nothing.
+	LastEventID string
 }
 
 // StoredEvent is an event of a task's log with its id.
