@@ -26,6 +26,18 @@ var (
 	ErrFull = errors.New("store: full")
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrBadEventID: the after id given to Events is not an event id of this
+	// store's form. Treating it as "" would replay a whole log to a client
+	// that sent garbage, so it is an error (the handler answers
+	// invalid params).
+	ErrBadEventID = errors.New("store: malformed event id")
+	// ErrBadPageToken: ListQuery.PageToken is not a cursor this store issued.
+	ErrBadPageToken = errors.New("store: malformed page token")
+	// ErrTooManyEvents: the append would take the task's event log over the
+	// store's bound. Nothing of that Update is applied. An Update that moves
+	// the task into a terminal state is always accepted, so the handler can
+	// record the failure this error causes.
+	ErrTooManyEvents = errors.New("store: too many events for one task")
 )
 
 // Record is a stored task with its owner and the version to pass to Update.
