@@ -1,0 +1,231 @@
+package protocol
+
+// The A2A 0.3 JSON-RPC dialect: "kind" discriminators, kebab-case states,
+// lowercase roles, parts {kind, text|file|data}, and error data that is an
+// object or absent (0.3 clients such as a2a-go v0.3 cannot decode an
+// array there).
+var v03 = dialect{
+	version: V03,
+	tagged:  true,
+	methods: map[string]Method{
+		"message/send":                        MethodSend,
+		"message/stream":                      MethodStream,
+		"tasks/get":                           MethodGetTask,
+		"tasks/cancel":                        MethodCancelTask,
+		"tasks/resubscribe":                   MethodSubscribe,
+		"tasks/pushNotificationConfig/set":    MethodPushSet,
+		"tasks/pushNotificationConfig/get":    MethodPushGet,
+		"tasks/pushNotificationConfig/list":   MethodPushList,
+		"tasks/pushNotificationConfig/delete": MethodPushDelete,
+		"agent/getAuthenticatedExtendedCard":  MethodExtendedCard,
+	},
+	stateNames: [...]string{
+		StateUnspecified:   "unknown",
+		StateSubmitted:     "submitted",
+		StateWorking:       "working",
+		StateCompleted:     "completed",
+		StateFailed:        "failed",
+		StateCanceled:      "canceled",
+		StateInputRequired: "input-required",
+		StateRejected:      "rejected",
+		StateAuthRequired:  "auth-required",
+	},
+	roleNames: [...]string{
+		RoleUnspecified: "unspecified",
+		RoleUser:        "user",
+		RoleAgent:       "agent",
+	},
+	appendPart:      appendPartV03,
+	decodePart:      decodePartV03,
+	appendErrorData: appendErrorDataV03,
+	blockingKey:     "blocking",
+	pushKey:         [2]string{"pushNotificationConfig", "push_notification_config"},
+}
+
+// appendPartV03 writes {kind, text|file|data, metadata?}. 0.3 has no media
+// type on text and data parts, so it is dropped there; a data part must be
+// an object, so any other value is wrapped as {"value": …}.
+func appendPartV03(dst []byte, p *Part) []byte {
+	switch p.Kind {
+	case PartFile:
+		dst = append(dst, `{"kind":"file","file":{`...)
+		if p.URL != "" {
+			dst = append(dst, `"uri":`...)
+			dst = appendString(dst, p.URL)
+		} else {
+			dst = append(dst, `"bytes":`...)
+			dst = appendBase64(dst, p.Raw)
+		}
+		dst = appendOptString(dst, `,"name":`, p.Filename)
+		dst = appendOptString(dst, `,"mimeType":`, p.MediaType)
+		dst = append(dst, '}')
+	case PartData:
+		dst = append(dst, `{"kind":"data","data":`...)
+		if isJSONObject(p.Data) {
+			dst = appendRawJSON(dst, p.Data)
+		} else {
+			dst = append(dst, `{"value":`...)
+			dst = appendRawJSON(dst, p.Data)
+			dst = append(dst, '}')
+		}
+	default:
+		dst = append(dst, `{"kind":"text","text":`...)
+		dst = appendString(dst, p.Text)
+	}
+	dst = appendOptRaw(dst, `,"metadata":`, p.Metadata)
+	return append(dst, '}')
+}
+
+// decodePartV03 reads {kind, …}. A part without kind is accepted when
+// exactly one of text/file/data tells what it is (the 0.3 REST flavour
+// sends such parts); an unknown kind is an error.
+func decodePartV03(v []byte, field string) (Part, *Error) {
+	var p Part
+	if kindOf(v) != kindObject {
+		return p, invalidField(field, "must be an object")
+	}
+	var kind string
+	var text, file, data []byte
+	it := newObjIter(v)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		var e *Error
+		switch string(key) {
+		case "kind":
+			kind, e = readString(val, join(field, "kind"))
+		case "text":
+			text = val
+		case "file":
+			file = val
+		case "data":
+			data = val
+		case "metadata":
+			p.Metadata, e = readObject(val, join(field, "metadata"))
+		}
+		if e != nil {
+			return p, e
+		}
+	}
+	if kind == "" {
+		switch {
+		case text != nil && file == nil && data == nil:
+			kind = "text"
+		case file != nil && text == nil && data == nil:
+			kind = "file"
+		case data != nil && text == nil && file == nil:
+			kind = "data"
+		default:
+			return p, invalidField(join(field, "kind"), "is required")
+		}
+	}
+	var e *Error
+	switch kind {
+	case "text":
+		p.Kind = PartText
+		if text == nil {
+			return p, invalidField(join(field, "text"), "is required")
+		}
+		p.Text, e = readString(text, join(field, "text"))
+	case "file":
+		p.Kind = PartFile
+		if file == nil {
+			return p, invalidField(join(field, "file"), "is required")
+		}
+		e = decodeFileV03(file, join(field, "file"), &p)
+	case "data":
+		p.Kind = PartData
+		if data == nil {
+			return p, invalidField(join(field, "data"), "is required")
+		}
+		p.Data, e = readObject(data, join(field, "data"))
+	default:
+		return p, invalidField(join(field, "kind"), `must be "text", "file" or "data"`)
+	}
+	return p, e
+}
+
+// decodeFileV03 reads {bytes|uri, name?, mimeType?} into p.
+func decodeFileV03(v []byte, field string, p *Part) *Error {
+	if kindOf(v) != kindObject {
+		return invalidField(field, "must be an object")
+	}
+	var hasBytes, hasURI bool
+	it := newObjIter(v)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		var e *Error
+		switch string(key) {
+		case "bytes":
+			hasBytes = true
+			var s string
+			if s, e = readString(val, join(field, "bytes")); e == nil {
+				var ok bool
+				if p.Raw, ok = decodeBase64(s); !ok {
+					e = invalidField(join(field, "bytes"), "must be base64")
+				} else if p.Raw == nil {
+					p.Raw = []byte{}
+				}
+			}
+		case "uri":
+			hasURI = true
+			p.URL, e = readString(val, join(field, "uri"))
+		case "name":
+			p.Filename, e = readString(val, join(field, "name"))
+		case "mimeType", "mime_type":
+			p.MediaType, e = readString(val, join(field, "mimeType"))
+		}
+		if e != nil {
+			return e
+		}
+	}
+	switch {
+	case hasBytes && hasURI:
+		return invalidField(field, `must have only one of "bytes" or "uri"`)
+	case !hasBytes && !hasURI:
+		return invalidField(field, `must have "bytes" or "uri"`)
+	}
+	return nil
+}
+
+// appendErrorDataV03 writes data as an object holding the error metadata
+// (sorted keys) and, for invalid params, fieldViolations; with nothing to
+// say it writes no data at all.
+func appendErrorDataV03(dst []byte, e *Error) []byte {
+	if len(e.Metadata) == 0 && len(e.Violations) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"data":{`...)
+	n := 0
+	for _, k := range sortedKeys(e.Metadata) {
+		if k == "fieldViolations" {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, e.Metadata[k])
+	}
+	if len(e.Violations) > 0 {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"fieldViolations":`...)
+		dst = appendViolations(dst, e.Violations)
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,187 @@
+package protocol
+
+// The A2A 1.0 dialect: ProtoJSON of lf.a2a.v1. No "kind"; enums are
+// TASK_STATE_* / ROLE_* names (their integer values are accepted too);
+// parts are {text|raw|url|data, filename?, mediaType?, metadata?}; results
+// are wrapped ({"task":…}); errors carry data as an array of typed details.
+var v10 = dialect{
+	version: V10,
+	methods: map[string]Method{
+		"SendMessage":                      MethodSend,
+		"SendStreamingMessage":             MethodStream,
+		"GetTask":                          MethodGetTask,
+		"ListTasks":                        MethodListTasks,
+		"CancelTask":                       MethodCancelTask,
+		"SubscribeToTask":                  MethodSubscribe,
+		"CreateTaskPushNotificationConfig": MethodPushSet,
+		"GetTaskPushNotificationConfig":    MethodPushGet,
+		"ListTaskPushNotificationConfigs":  MethodPushList,
+		"DeleteTaskPushNotificationConfig": MethodPushDelete,
+		"GetExtendedAgentCard":             MethodExtendedCard,
+	},
+	stateNames: [...]string{
+		StateUnspecified:   "TASK_STATE_UNSPECIFIED",
+		StateSubmitted:     "TASK_STATE_SUBMITTED",
+		StateWorking:       "TASK_STATE_WORKING",
+		StateCompleted:     "TASK_STATE_COMPLETED",
+		StateFailed:        "TASK_STATE_FAILED",
+		StateCanceled:      "TASK_STATE_CANCELED",
+		StateInputRequired: "TASK_STATE_INPUT_REQUIRED",
+		StateRejected:      "TASK_STATE_REJECTED",
+		StateAuthRequired:  "TASK_STATE_AUTH_REQUIRED",
+	},
+	roleNames: [...]string{
+		RoleUnspecified: "ROLE_UNSPECIFIED",
+		RoleUser:        "ROLE_USER",
+		RoleAgent:       "ROLE_AGENT",
+	},
+	numericEnums:    true,
+	appendPart:      appendPartV10,
+	decodePart:      decodePartV10,
+	appendErrorData: appendErrorDataV10,
+	immediateKey:    [2]string{"returnImmediately", "return_immediately"},
+	pushKey:         [2]string{"taskPushNotificationConfig", "task_push_notification_config"},
+}
+
+// appendPartV10 writes the oneof member, then metadata, filename and
+// mediaType in proto field order.
+func appendPartV10(dst []byte, p *Part) []byte {
+	switch p.Kind {
+	case PartFile:
+		if p.URL != "" {
+			dst = append(dst, `{"url":`...)
+			dst = appendString(dst, p.URL)
+		} else {
+			dst = append(dst, `{"raw":`...)
+			dst = appendBase64(dst, p.Raw)
+		}
+	case PartData:
+		dst = append(dst, `{"data":`...)
+		dst = appendRawJSON(dst, p.Data)
+	default:
+		dst = append(dst, `{"text":`...)
+		dst = appendString(dst, p.Text)
+	}
+	dst = appendOptRaw(dst, `,"metadata":`, p.Metadata)
+	dst = appendOptString(dst, `,"filename":`, p.Filename)
+	dst = appendOptString(dst, `,"mediaType":`, p.MediaType)
+	return append(dst, '}')
+}
+
+// decodePartV10 reads a part whose content is exactly one of text, raw,
+// url and data (a proto oneof: none or two is an error).
+func decodePartV10(v []byte, field string) (Part, *Error) {
+	var p Part
+	if kindOf(v) != kindObject {
+		return p, invalidField(field, "must be an object")
+	}
+	members := 0
+	it := newObjIter(v)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		var e *Error
+		switch string(key) {
+		case "text":
+			members++
+			p.Kind = PartText
+			p.Text, e = readString(val, join(field, "text"))
+		case "raw":
+			members++
+			p.Kind = PartFile
+			var s string
+			if s, e = readString(val, join(field, "raw")); e == nil {
+				var ok bool
+				if p.Raw, ok = decodeBase64(s); !ok {
+					e = invalidField(join(field, "raw"), "must be base64")
+				} else if p.Raw == nil {
+					p.Raw = []byte{}
+				}
+			}
+		case "url":
+			members++
+			p.Kind = PartFile
+			p.URL, e = readString(val, join(field, "url"))
+		case "data":
+			members++
+			p.Kind = PartData
+			p.Data = append([]byte(nil), val...)
+		case "metadata":
+			p.Metadata, e = readObject(val, join(field, "metadata"))
+		case "filename":
+			p.Filename, e = readString(val, join(field, "filename"))
+		case "mediaType", "media_type":
+			p.MediaType, e = readString(val, join(field, "mediaType"))
+		}
+		if e != nil {
+			return p, e
+		}
+	}
+	switch {
+	case members == 0:
+		return p, invalidField(field, "must have one of text, raw, url or data")
+	case members > 1:
+		return p, invalidField(field, "must have only one of text, raw, url or data")
+	}
+	return p, nil
+}
+
+// Detail type URLs of 1.0 error data.
+const (
+	typeErrorInfo  = "type.googleapis.com/google.rpc.ErrorInfo"
+	typeBadRequest = "type.googleapis.com/google.rpc.BadRequest"
+)
+
+// jsonrpcReasons names the plain JSON-RPC codes when they need an
+// ErrorInfo (they have no A2A reason of their own).
+var jsonrpcReasons = map[int]string{
+	CodeParseError:     "PARSE_ERROR",
+	CodeInvalidRequest: "INVALID_REQUEST",
+	CodeMethodNotFound: "METHOD_NOT_FOUND",
+	CodeInvalidParams:  "INVALID_PARAMS",
+	CodeInternal:       "INTERNAL_ERROR",
+}
+
+// appendErrorDataV10 writes data as [ErrorInfo?, BadRequest?]. Every A2A
+// error (Reason set) gets an ErrorInfo, as the TCK checks. A plain JSON-RPC
+// error gets one only when it has metadata to carry (the method not found,
+// the errorId of an internal error), with a reason named after its code;
+// otherwise it would be an ErrorInfo that says nothing. Field violations
+// become a BadRequest. With neither, data is omitted.
+func appendErrorDataV10(dst []byte, e *Error) []byte {
+	reason := e.Reason
+	if reason == "" && len(e.Metadata) > 0 {
+		reason = jsonrpcReasons[e.Code]
+		if reason == "" {
+			reason = "UNKNOWN"
+		}
+	}
+	if reason == "" && len(e.Violations) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"data":[`...)
+	if reason != "" {
+		dst = append(dst, `{"@type":"`+typeErrorInfo+`","reason":`...)
+		dst = appendString(dst, reason)
+		dst = append(dst, `,"domain":"`+ErrorDomain+`"`...)
+		if len(e.Metadata) > 0 {
+			dst = append(dst, `,"metadata":`...)
+			dst = appendStringMap(dst, e.Metadata)
+		}
+		dst = append(dst, '}')
+		if len(e.Violations) > 0 {
+			dst = append(dst, ',')
+		}
+	}
+	if len(e.Violations) > 0 {
+		dst = append(dst, `{"@type":"`+typeBadRequest+`","fieldViolations":`...)
+		dst = appendViolations(dst, e.Violations)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}

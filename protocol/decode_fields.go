@@ -1,0 +1,150 @@
+package protocol
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Typed readers for one member value found by objIter. Each names the
+// field path in its -32602 error, so a client learns exactly what to fix.
+// A null value never reaches them: ProtoJSON reads null as "not set", and
+// the decoders skip null members for both versions.
+
+// invalidField is the -32602 error for one bad field.
+func invalidField(field, desc string) *Error {
+	return ErrInvalidParams("Invalid parameters: "+field+": "+desc, FieldViolation{Field: field, Description: desc})
+}
+
+// join builds a field path; prefix may be empty.
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// indexPath is prefix[i].
+func indexPath(prefix string, i int) string {
+	return prefix + "[" + strconv.Itoa(i) + "]"
+}
+
+func isNull(v []byte) bool { return kindOf(v) == kindNull }
+
+// readString reads a JSON string.
+func readString(v []byte, field string) (string, *Error) {
+	if kindOf(v) != kindString {
+		return "", invalidField(field, "must be a string")
+	}
+	s, ok := unquote(v)
+	if !ok {
+		return "", invalidField(field, "must be a string")
+	}
+	return s, nil
+}
+
+// readBool reads a JSON boolean.
+func readBool(v []byte, field string) (bool, *Error) {
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, invalidField(field, "must be a boolean")
+}
+
+// readInt32 reads an int32: a JSON number with no fractional part or, as
+// ProtoJSON allows, the same number in a string.
+func readInt32(v []byte, field string) (int, *Error) {
+	lit := v
+	if kindOf(v) == kindString {
+		s, ok := plainString(v)
+		if !ok {
+			return 0, invalidField(field, "must be an integer")
+		}
+		lit = s
+	} else if kindOf(v) != kindNumber {
+		return 0, invalidField(field, "must be an integer")
+	}
+	if n, err := strconv.ParseInt(string(lit), 10, 32); err == nil {
+		return int(n), nil
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		return 0, invalidField(field, "must be an integer")
+	}
+	return int(f), nil
+}
+
+// readNonNegative reads an int32 that may not be negative (historyLength).
+func readNonNegative(v []byte, field string) (*int, *Error) {
+	n, e := readInt32(v, field)
+	if e != nil {
+		return nil, e
+	}
+	if n < 0 {
+		return nil, invalidField(field, "must not be negative")
+	}
+	return &n, nil
+}
+
+// readObject copies a JSON object (metadata, push config): the copy keeps
+// the neutral model independent of the request body buffer.
+func readObject(v []byte, field string) (json.RawMessage, *Error) {
+	if kindOf(v) != kindObject {
+		return nil, invalidField(field, "must be an object")
+	}
+	return append(json.RawMessage(nil), v...), nil
+}
+
+// readStrings reads an array of strings.
+func readStrings(v []byte, field string) ([]string, *Error) {
+	if kindOf(v) != kindArray {
+		return nil, invalidField(field, "must be an array of strings")
+	}
+	var out []string
+	it := newArrIter(v)
+	for i := 0; ; i++ {
+		el, ok := it.next()
+		if !ok {
+			break
+		}
+		s, e := readString(el, indexPath(field, i))
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, s)
+	}
+	if it.bad {
+		return nil, invalidField(field, "must be an array of strings")
+	}
+	return out, nil
+}
+
+// checkParams validates the raw params handed to a codec: absent and null
+// read as {} (so required-field errors name the field), anything else must
+// be a well-formed object. Codecs can be called without DecodeRequest in
+// front of them, so the JSON is checked here as well.
+func checkParams(params []byte) ([]byte, *Error) {
+	p := trimSpace(params)
+	if len(p) == 0 || isNull(p) {
+		return []byte("{}"), nil
+	}
+	if !json.Valid(p) {
+		return nil, ErrInvalidParams("params must be valid JSON", FieldViolation{Field: "params", Description: "must be valid JSON"})
+	}
+	if kindOf(p) != kindObject {
+		return nil, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
+	}
+	return p, nil
+}
+
+// asError converts a decoder's *Error into the error interface without the
+// typed-nil trap.
+func asError(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}

@@ -1,0 +1,335 @@
+package protocol
+
+// The params decoders of both versions. Member names are matched exactly in
+// their camelCase form and, in both versions, in the snake_case form that
+// ProtoJSON parsers must accept (a 0.3 client never sends it, so accepting
+// it there costs nothing). Unknown members are ignored; a null member reads
+// as absent.
+
+// decodeMessage reads a Message object at field (e.g. "message"). It checks
+// shape and types only; what a send requires is validateSendMessage's job.
+func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
+	var m Message
+	if kindOf(v) != kindObject {
+		return m, invalidField(field, "must be an object")
+	}
+	it := newObjIter(v)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		var e *Error
+		switch string(key) {
+		case "messageId", "message_id":
+			m.ID, e = readString(val, join(field, "messageId"))
+		case "contextId", "context_id":
+			m.ContextID, e = readString(val, join(field, "contextId"))
+		case "taskId", "task_id":
+			m.TaskID, e = readString(val, join(field, "taskId"))
+		case "role":
+			r, ok := d.parseRole(val)
+			if !ok {
+				e = invalidField(join(field, "role"), "must be "+quoteList(d.roleNames[1:]))
+			}
+			m.Role = r
+		case "parts":
+			m.Parts, e = decodeParts(d, val, join(field, "parts"))
+		case "metadata":
+			m.Metadata, e = readObject(val, join(field, "metadata"))
+		case "extensions":
+			m.Extensions, e = readStrings(val, join(field, "extensions"))
+		case "referenceTaskIds", "reference_task_ids":
+			m.ReferenceTaskIDs, e = readStrings(val, join(field, "referenceTaskIds"))
+		case "kind":
+			if d.tagged {
+				if s, _ := readString(val, ""); s != "message" {
+					e = invalidField(join(field, "kind"), `must be "message"`)
+				}
+			}
+		}
+		if e != nil {
+			return m, e
+		}
+	}
+	return m, nil
+}
+
+// decodeParts reads an array of parts.
+func decodeParts(d *dialect, v []byte, field string) ([]Part, *Error) {
+	if kindOf(v) != kindArray {
+		return nil, invalidField(field, "must be an array")
+	}
+	var parts []Part
+	it := newArrIter(v)
+	for i := 0; ; i++ {
+		el, ok := it.next()
+		if !ok {
+			break
+		}
+		p, e := d.decodePart(el, indexPath(field, i))
+		if e != nil {
+			return nil, e
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// validateSendMessage checks what every version requires of a message a
+// client sends: an id, at least one part, and the user role. All problems
+// are reported at once.
+func validateSendMessage(d *dialect, m *Message, field string) *Error {
+	var v []FieldViolation
+	if m.ID == "" {
+		v = append(v, FieldViolation{Field: join(field, "messageId"), Description: "is required"})
+	}
+	switch m.Role {
+	case RoleUser:
+	case RoleUnspecified:
+		v = append(v, FieldViolation{Field: join(field, "role"), Description: "is required"})
+	default:
+		v = append(v, FieldViolation{Field: join(field, "role"), Description: "must be " + quoteList(d.roleNames[RoleUser:RoleUser+1])})
+	}
+	if len(m.Parts) == 0 {
+		v = append(v, FieldViolation{Field: join(field, "parts"), Description: "must contain at least one part"})
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	return ErrInvalidParams("Invalid parameters: "+v[0].Field+": "+v[0].Description, v...)
+}
+
+// decodeSend reads message/send, message/stream, SendMessage and
+// SendStreamingMessage params.
+func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
+	p, e := checkParams(params)
+	if e != nil {
+		return nil, e
+	}
+	sp := &SendParams{Blocking: true}
+	var hasMessage bool
+	it := newObjIter(p)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		switch string(key) {
+		case "message":
+			sp.Message, e = decodeMessage(d, val, "message")
+			hasMessage = true
+		case "configuration":
+			e = decodeSendConfig(d, val, sp)
+		case "metadata":
+			sp.Metadata, e = readObject(val, "metadata")
+		case "tenant":
+			sp.Tenant, e = readString(val, "tenant")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if !hasMessage {
+		return nil, invalidField("message", "is required")
+	}
+	if e := validateSendMessage(d, &sp.Message, "message"); e != nil {
+		return nil, e
+	}
+	return sp, nil
+}
+
+// decodeSendConfig reads the send configuration into sp. 0.3 says
+// "blocking" (unset = true, as the SDKs read it); 1.0 says the opposite,
+// "returnImmediately" (unset = false), so both default to a blocking call.
+func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
+	const field = "configuration"
+	if kindOf(v) != kindObject {
+		return invalidField(field, "must be an object")
+	}
+	it := newObjIter(v)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		var e *Error
+		switch k := string(key); k {
+		case "acceptedOutputModes", "accepted_output_modes":
+			sp.AcceptedOutputModes, e = readStrings(val, join(field, "acceptedOutputModes"))
+		case "historyLength", "history_length":
+			sp.HistoryLength, e = readNonNegative(val, join(field, "historyLength"))
+		default:
+			switch {
+			case k == "":
+			case k == d.blockingKey:
+				sp.Blocking, e = readBool(val, join(field, d.blockingKey))
+			case k == d.immediateKey[0] || k == d.immediateKey[1]:
+				var imm bool
+				imm, e = readBool(val, join(field, d.immediateKey[0]))
+				sp.Blocking = !imm
+			case k == d.pushKey[0] || k == d.pushKey[1]:
+				sp.Push, e = readObject(val, join(field, d.pushKey[0]))
+			}
+		}
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// decodeGetTask reads tasks/get and GetTask params.
+func decodeGetTask(d *dialect, params []byte) (*GetTaskParams, *Error) {
+	p, e := checkParams(params)
+	if e != nil {
+		return nil, e
+	}
+	gp := &GetTaskParams{}
+	it := newObjIter(p)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		switch string(key) {
+		case "id":
+			gp.ID, e = readString(val, "id")
+		case "historyLength", "history_length":
+			gp.HistoryLength, e = readNonNegative(val, "historyLength")
+		case "tenant":
+			gp.Tenant, e = readString(val, "tenant")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if gp.ID == "" {
+		return nil, invalidField("id", "is required")
+	}
+	return gp, nil
+}
+
+// decodeTaskID reads cancel and subscribe params.
+func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
+	p, e := checkParams(params)
+	if e != nil {
+		return nil, e
+	}
+	tp := &TaskIDParams{}
+	it := newObjIter(p)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		switch string(key) {
+		case "id":
+			tp.ID, e = readString(val, "id")
+		case "metadata":
+			tp.Metadata, e = readObject(val, "metadata")
+		case "tenant":
+			tp.Tenant, e = readString(val, "tenant")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if tp.ID == "" {
+		return nil, invalidField("id", "is required")
+	}
+	return tp, nil
+}
+
+// The ListTasks page size bounds (1.0 §3): default 50, 1..100.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 100
+)
+
+// decodeListTasks reads ListTasks params. pageSize 0 is proto3's "not set"
+// and gets the default; anything else outside 1..100 is -32602.
+func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
+	p, e := checkParams(params)
+	if e != nil {
+		return nil, e
+	}
+	lp := &ListTasksParams{}
+	it := newObjIter(p)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		if isNull(val) {
+			continue
+		}
+		switch string(key) {
+		case "tenant":
+			lp.Tenant, e = readString(val, "tenant")
+		case "contextId", "context_id":
+			lp.ContextID, e = readString(val, "contextId")
+		case "status":
+			s, ok := d.parseState(val)
+			if !ok {
+				e = invalidField("status", "must be a task state")
+			}
+			lp.Status = s
+		case "pageSize", "page_size":
+			lp.PageSize, e = readInt32(val, "pageSize")
+			if e == nil && (lp.PageSize < 0 || lp.PageSize > MaxPageSize) {
+				e = invalidField("pageSize", "must be between 1 and 100")
+			}
+		case "pageToken", "page_token":
+			lp.PageToken, e = readString(val, "pageToken")
+		case "historyLength", "history_length":
+			lp.HistoryLength, e = readNonNegative(val, "historyLength")
+		case "statusTimestampAfter", "status_timestamp_after":
+			var s string
+			s, e = readString(val, "statusTimestampAfter")
+			if e == nil {
+				t, ok := parseTimestamp(s)
+				if !ok {
+					e = invalidField("statusTimestampAfter", "must be an RFC 3339 timestamp")
+				}
+				lp.StatusTimestampAfter = &t
+			}
+		case "includeArtifacts", "include_artifacts":
+			lp.IncludeArtifacts, e = readBool(val, "includeArtifacts")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if lp.PageSize == 0 {
+		lp.PageSize = DefaultPageSize
+	}
+	return lp, nil
+}
+
+// quoteList renders names as `"a" or "b"` for error descriptions.
+func quoteList(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += " or "
+		}
+		out += `"` + n + `"`
+	}
+	return out
+}

@@ -1,0 +1,248 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxDepth bounds how deeply a request body may nest arrays and
+// objects. The envelope and params take five or six levels, which leaves
+// plenty for metadata and data parts while keeping hostile bodies cheap.
+const DefaultMaxDepth = 32
+
+// Request is a decoded JSON-RPC 2.0 request envelope.
+type Request struct {
+	// ID is the id exactly as sent (a string or number literal, or null);
+	// nil when the member was absent. It is a copy: safe to keep after the
+	// body is reused. Echo it with AppendResult / AppendErrorResponse.
+	ID json.RawMessage
+	// Method is the method name.
+	Method string
+	// Params is the params object as sent, nil when absent or null. It
+	// aliases the request body: decode it before the body is reused.
+	Params json.RawMessage
+}
+
+// DecodeRequest decodes a JSON-RPC request body with DefaultMaxDepth.
+func DecodeRequest(body []byte) (*Request, *Error) {
+	return DecodeRequestLimit(body, DefaultMaxDepth)
+}
+
+// DecodeRequestLimit decodes a JSON-RPC request body whose nesting may not
+// exceed maxDepth (<= 0 means DefaultMaxDepth).
+//
+// The returned Request is never nil, even with an error: its ID then holds
+// the id to echo in the error response (nil, rendered as null, when the id
+// could not be read). The rules, per JSON-RPC 2.0 and A2A:
+//
+//   - malformed JSON → -32700, id null;
+//   - a value that is not an object (an array is a batch, which A2A does
+//     not define) → -32600, id null;
+//   - an id that is an object, array or boolean → -32600, id null;
+//   - jsonrpc other than "2.0", a missing, empty or non-string method →
+//     -32600 with the id echoed;
+//   - nesting deeper than maxDepth → -32600 with the id echoed: the limit
+//     is about the payload as a whole, not one parameter, and the id can
+//     still be read because the envelope scan does not recurse;
+//   - params present but neither an object nor null → -32602.
+func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	req := &Request{}
+	if !json.Valid(body) {
+		return req, ErrParse()
+	}
+	obj := trimSpace(body)
+	switch kindOf(obj) {
+	case kindObject:
+	case kindArray:
+		return req, ErrInvalidRequest("Batch requests are not supported")
+	default:
+		return req, ErrInvalidRequest("Request must be a JSON object")
+	}
+
+	var (
+		version, method, params, id []byte
+		hasVersion, hasMethod       bool
+	)
+	it := newObjIter(obj)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "jsonrpc":
+			version, hasVersion = val, true
+		case "method":
+			method, hasMethod = val, true
+		case "params":
+			params = val
+		case "id":
+			id = val
+		}
+	}
+	if it.bad {
+		return req, ErrParse()
+	}
+	if id != nil {
+		switch kindOf(id) {
+		case kindString, kindNumber, kindNull:
+			req.ID = copyID(id)
+		default:
+			return req, ErrInvalidRequest("Request id must be a string, a number or null")
+		}
+	}
+	if !hasVersion || kindOf(version) != kindString {
+		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
+	}
+	if v, _ := unquoteBytes(version); string(v) != "2.0" {
+		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
+	}
+	if !hasMethod || kindOf(method) != kindString {
+		return req, ErrInvalidRequest("method must be a non-empty string")
+	}
+	m, ok := unquote(method)
+	if !ok || m == "" {
+		return req, ErrInvalidRequest("method must be a non-empty string")
+	}
+	req.Method = m
+	if depthExceeds(obj, maxDepth) {
+		return req, ErrInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels")
+	}
+	switch kindOf(params) {
+	case kindInvalid, kindNull:
+	case kindObject:
+		req.Params = params
+	default:
+		return req, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
+	}
+	return req, nil
+}
+
+// copyID copies the raw id; a string id with invalid UTF-8 is re-encoded so
+// that every echo of it is valid JSON text.
+func copyID(id []byte) json.RawMessage {
+	if kindOf(id) == kindString && !utf8.Valid(id) {
+		s, _ := unquote(id)
+		return appendString(nil, s)
+	}
+	return append(json.RawMessage(nil), id...)
+}
+
+// AppendResultHead appends `{"jsonrpc":"2.0","id":<id>,"result":`. Append
+// the result and then '}' (AppendResponseEnd) to finish the response; this
+// lets a codec encode straight into the response buffer.
+func AppendResultHead(dst, id []byte) []byte {
+	dst = appendIDHead(dst, id)
+	return append(dst, `,"result":`...)
+}
+
+// AppendErrorHead is AppendResultHead for an error response.
+func AppendErrorHead(dst, id []byte) []byte {
+	dst = appendIDHead(dst, id)
+	return append(dst, `,"error":`...)
+}
+
+// AppendResponseEnd closes a response begun with AppendResultHead or
+// AppendErrorHead.
+func AppendResponseEnd(dst []byte) []byte { return append(dst, '}') }
+
+func appendIDHead(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	if len(id) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// AppendResult appends a whole success response; a nil id is null.
+func AppendResult(dst, id, result []byte) []byte {
+	dst = AppendResultHead(dst, id)
+	if len(result) == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, result...)
+	}
+	return AppendResponseEnd(dst)
+}
+
+// AppendErrorResponse appends a whole error response; errObj is the error
+// object a codec's AppendError produced.
+func AppendErrorResponse(dst, id, errObj []byte) []byte {
+	dst = AppendErrorHead(dst, id)
+	dst = append(dst, errObj...)
+	return AppendResponseEnd(dst)
+}
+
+// ParseVersionHeader reads an A2A-Version header value. Absent or empty
+// means 0.3 (as the spec requires). The value is Major.Minor with an
+// optional patch that is ignored: 0.3 → V03, and any 1.x → V10, because a
+// minor release is backward compatible and a2a-python does the same. Any
+// other value, including a bare "1" or a "v" prefix, is not ok; the caller
+// answers -32009.
+func ParseVersionHeader(s string) (Version, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return V03, true
+	}
+	major, rest, ok := cutNumber(s)
+	if !ok || rest == "" || rest[0] != '.' {
+		return 0, false
+	}
+	minor, rest, ok := cutNumber(rest[1:])
+	if !ok {
+		return 0, false
+	}
+	if rest != "" {
+		if rest[0] != '.' {
+			return 0, false
+		}
+		if _, rest, ok = cutNumber(rest[1:]); !ok || rest != "" {
+			return 0, false
+		}
+	}
+	switch {
+	case major == 0 && minor == 3:
+		return V03, true
+	case major == 1:
+		return V10, true
+	}
+	return 0, false
+}
+
+// cutNumber splits a leading run of decimal digits (at most 6) off s.
+func cutNumber(s string) (n int, rest string, ok bool) {
+	i := 0
+	for i < len(s) && i < 7 && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	if i == 0 || i > 6 {
+		return 0, s, false
+	}
+	return n, s[i:], true
+}
+
+// DialectOf tells which version a method name belongs to: 0.3 names hold a
+// slash (message/send), 1.0 names are PascalCase (SendMessage).
+func DialectOf(method string) Version {
+	if strings.IndexByte(method, '/') >= 0 {
+		return V03
+	}
+	return V10
+}
+
+// CodecFor returns the codec of v, or nil for an unknown version.
+func CodecFor(v Version) Codec {
+	switch v {
+	case V03:
+		return CodecV03
+	case V10:
+		return CodecV10
+	}
+	return nil
+}

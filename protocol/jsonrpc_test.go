@@ -1,0 +1,249 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDecodeRequest(t *testing.T) {
+	deep := `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`
+	tests := []struct {
+		name    string
+		body    string
+		code    int    // 0 = success
+		id      string // expected raw id ("" = nil)
+		method  string
+		params  string
+		message string // substring of the error message
+	}{
+		{name: "ok string id", body: `{"jsonrpc":"2.0","id":"a-1","method":"SendMessage","params":{"x":1}}`, id: `"a-1"`, method: "SendMessage", params: `{"x":1}`},
+		{name: "ok number id", body: ` {"id": 42 , "method":"tasks/get","jsonrpc":"2.0"} `, id: `42`, method: "tasks/get"},
+		{name: "ok float id kept as sent", body: `{"jsonrpc":"2.0","id":1.50,"method":"m"}`, id: `1.50`, method: "m"},
+		{name: "ok null id", body: `{"jsonrpc":"2.0","id":null,"method":"m"}`, id: `null`, method: "m"},
+		{name: "ok absent id", body: `{"jsonrpc":"2.0","method":"m"}`, method: "m"},
+		{name: "ok null params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, id: `1`, method: "m"},
+		{name: "ok escaped method and version", body: `{"jsonrpc":"2\u002e0","id":1,"method":"message\/send"}`, id: `1`, method: "message/send"},
+		{name: "ok unknown members ignored", body: `{"jsonrpc":"2.0","id":1,"method":"m","extra":{"a":[1,2]}}`, id: `1`, method: "m"},
+		{name: "ok duplicate member last wins", body: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, id: `1`, method: "b"},
+		{name: "ok depth exactly at limit", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`, id: `1`, method: "m", params: `{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}`},
+
+		{name: "malformed", body: `{"jsonrpc":"2.0","id":1,"method":`, code: CodeParseError},
+		{name: "empty body", body: ``, code: CodeParseError},
+		{name: "trailing garbage", body: `{"jsonrpc":"2.0","id":1,"method":"m"} x`, code: CodeParseError},
+		{name: "batch", body: `[{"jsonrpc":"2.0","id":1,"method":"m"}]`, code: CodeInvalidRequest, message: "Batch"},
+		{name: "string body", body: `"hello"`, code: CodeInvalidRequest},
+		{name: "number body", body: `12`, code: CodeInvalidRequest},
+		{name: "null body", body: `null`, code: CodeInvalidRequest},
+		{name: "wrong version", body: `{"jsonrpc":"1.0","id":3,"method":"m"}`, code: CodeInvalidRequest, id: `3`},
+		{name: "numeric version", body: `{"jsonrpc":2.0,"id":3,"method":"m"}`, code: CodeInvalidRequest, id: `3`},
+		{name: "missing version", body: `{"id":3,"method":"m"}`, code: CodeInvalidRequest, id: `3`},
+		{name: "object id", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"m"}`, code: CodeInvalidRequest},
+		{name: "array id", body: `{"jsonrpc":"2.0","id":[1],"method":"m"}`, code: CodeInvalidRequest},
+		{name: "bool id", body: `{"jsonrpc":"2.0","id":true,"method":"m"}`, code: CodeInvalidRequest},
+		{name: "missing method", body: `{"jsonrpc":"2.0","id":"x"}`, code: CodeInvalidRequest, id: `"x"`},
+		{name: "empty method", body: `{"jsonrpc":"2.0","id":"x","method":""}`, code: CodeInvalidRequest, id: `"x"`},
+		{name: "number method", body: `{"jsonrpc":"2.0","id":"x","method":5}`, code: CodeInvalidRequest, id: `"x"`},
+		{name: "null method", body: `{"jsonrpc":"2.0","id":"x","method":null}`, code: CodeInvalidRequest, id: `"x"`},
+		{name: "array params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`, code: CodeInvalidParams, id: `1`, method: "m"},
+		{name: "string params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, code: CodeInvalidParams, id: `1`, method: "m"},
+		{name: "too deep", body: deep, code: CodeInvalidRequest, id: `7`, method: "m", message: "deeper than 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, e := DecodeRequest([]byte(tt.body))
+			if req == nil {
+				t.Fatal("nil request")
+			}
+			if string(req.ID) != tt.id {
+				t.Errorf("id = %q, want %q", req.ID, tt.id)
+			}
+			if tt.code == 0 {
+				if e != nil {
+					t.Fatalf("unexpected error %v", e)
+				}
+				if req.Method != tt.method || string(req.Params) != tt.params {
+					t.Errorf("got method %q params %q", req.Method, req.Params)
+				}
+				return
+			}
+			if e == nil {
+				t.Fatalf("want code %d, got success %+v", tt.code, req)
+			}
+			if e.Code != tt.code {
+				t.Errorf("code = %d, want %d (%s)", e.Code, tt.code, e.Message)
+			}
+			if !strings.Contains(e.Message, tt.message) {
+				t.Errorf("message %q lacks %q", e.Message, tt.message)
+			}
+			if tt.method != "" && req.Method != tt.method {
+				t.Errorf("method = %q, want %q", req.Method, tt.method)
+			}
+		})
+	}
+}
+
+func TestDecodeRequestLimit(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"b":{}}}}`)
+	if _, e := DecodeRequestLimit(body, 4); e != nil {
+		t.Fatalf("depth 4 should pass: %v", e)
+	}
+	if _, e := DecodeRequestLimit(body, 3); e == nil || e.Code != CodeInvalidRequest {
+		t.Fatalf("depth 3 should fail with -32600, got %v", e)
+	}
+	// Brackets inside strings do not count.
+	body = []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"[[[[[[[[{{{{{{\"[["}}`)
+	if _, e := DecodeRequestLimit(body, 2); e != nil {
+		t.Fatalf("brackets in strings counted: %v", e)
+	}
+}
+
+func TestDecodeRequestCopiesID(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":"abc","method":"m"}`)
+	req, e := DecodeRequest(body)
+	if e != nil {
+		t.Fatal(e)
+	}
+	copy(body, strings.Repeat("x", len(body)))
+	if string(req.ID) != `"abc"` {
+		t.Fatalf("id aliases the body: %q", req.ID)
+	}
+}
+
+func TestDecodeRequestInvalidUTF8ID(t *testing.T) {
+	body := []byte("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}")
+	req, e := DecodeRequest(body)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if string(req.ID) != "\"a\uFFFDb\"" {
+		t.Fatalf("id = %q", req.ID)
+	}
+}
+
+func TestAppendResponses(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{string(AppendResult(nil, []byte(`"x"`), []byte(`{"a":1}`))), `{"jsonrpc":"2.0","id":"x","result":{"a":1}}`},
+		{string(AppendResult(nil, nil, []byte(`{}`))), `{"jsonrpc":"2.0","id":null,"result":{}}`},
+		{string(AppendResult([]byte("pre"), []byte(`5`), nil)), `pre{"jsonrpc":"2.0","id":5,"result":null}`},
+		{string(AppendErrorResponse(nil, nil, []byte(`{"code":-32700,"message":"Invalid JSON payload"}`))), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Invalid JSON payload"}}`},
+		{string(AppendErrorResponse(nil, []byte(`12`), CodecV10.AppendError(nil, ErrTaskNotFound("t")))), `{"jsonrpc":"2.0","id":12,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t"}}]}}`},
+		{string(AppendResponseEnd(CodecV03.AppendTask(AppendResultHead(nil, []byte(`1`)), &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: StateWorking}}))), `{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"working"},"kind":"task"}}`},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%d:\n got %s\nwant %s", i, tt.got, tt.want)
+		}
+		if !json.Valid([]byte(strings.TrimPrefix(tt.got, "pre"))) {
+			t.Errorf("%d: invalid JSON", i)
+		}
+	}
+}
+
+func TestParseVersionHeader(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Version
+		ok   bool
+	}{
+		{"", V03, true},
+		{"  ", V03, true},
+		{"0.3", V03, true},
+		{"0.3.0", V03, true},
+		{"0.3.7", V03, true},
+		{" 0.3 ", V03, true},
+		{"1.0", V10, true},
+		{"1.0.1", V10, true},
+		{"1.2", V10, true},
+		{"1.10.3", V10, true},
+		{"0.2", 0, false},
+		{"0.2.6", 0, false},
+		{"2.0", 0, false},
+		{"99.0", 0, false},
+		{"1", 0, false},
+		{"1.", 0, false},
+		{".1", 0, false},
+		{"v1.0", 0, false},
+		{"1.0.", 0, false},
+		{"1.0.1.2", 0, false},
+		{"1.0-rc", 0, false},
+		{"1.x", 0, false},
+		{"1.0000001", 0, false},
+		{"0.3,1.0", 0, false},
+	}
+	for _, tt := range tests {
+		v, ok := ParseVersionHeader(tt.in)
+		if v != tt.want || ok != tt.ok {
+			t.Errorf("ParseVersionHeader(%q) = %v,%v want %v,%v", tt.in, v, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestDialectAndCodecFor(t *testing.T) {
+	for _, m := range []string{"message/send", "tasks/pushNotificationConfig/get", "agent/getAuthenticatedExtendedCard"} {
+		if DialectOf(m) != V03 {
+			t.Errorf("DialectOf(%q) != V03", m)
+		}
+	}
+	for _, m := range []string{"SendMessage", "ListTasks", "foo"} {
+		if DialectOf(m) != V10 {
+			t.Errorf("DialectOf(%q) != V10", m)
+		}
+	}
+	if CodecFor(V03).Version() != V03 || CodecFor(V10).Version() != V10 || CodecFor(0) != nil {
+		t.Error("CodecFor")
+	}
+}
+
+func TestMethods(t *testing.T) {
+	tests := []struct {
+		c    Codec
+		name string
+		want Method
+	}{
+		{CodecV03, "message/send", MethodSend},
+		{CodecV03, "message/stream", MethodStream},
+		{CodecV03, "tasks/get", MethodGetTask},
+		{CodecV03, "tasks/cancel", MethodCancelTask},
+		{CodecV03, "tasks/resubscribe", MethodSubscribe},
+		{CodecV03, "tasks/pushNotificationConfig/set", MethodPushSet},
+		{CodecV03, "tasks/pushNotificationConfig/get", MethodPushGet},
+		{CodecV03, "tasks/pushNotificationConfig/list", MethodPushList},
+		{CodecV03, "tasks/pushNotificationConfig/delete", MethodPushDelete},
+		{CodecV03, "agent/getAuthenticatedExtendedCard", MethodExtendedCard},
+		{CodecV10, "SendMessage", MethodSend},
+		{CodecV10, "SendStreamingMessage", MethodStream},
+		{CodecV10, "GetTask", MethodGetTask},
+		{CodecV10, "ListTasks", MethodListTasks},
+		{CodecV10, "CancelTask", MethodCancelTask},
+		{CodecV10, "SubscribeToTask", MethodSubscribe},
+		{CodecV10, "CreateTaskPushNotificationConfig", MethodPushSet},
+		{CodecV10, "GetTaskPushNotificationConfig", MethodPushGet},
+		{CodecV10, "ListTaskPushNotificationConfigs", MethodPushList},
+		{CodecV10, "DeleteTaskPushNotificationConfig", MethodPushDelete},
+		{CodecV10, "GetExtendedAgentCard", MethodExtendedCard},
+	}
+	for _, tt := range tests {
+		m, ok := tt.c.Method(tt.name)
+		if !ok || m != tt.want {
+			t.Errorf("%v Method(%q) = %v,%v", tt.c.Version(), tt.name, m, ok)
+		}
+		other := CodecV03
+		if tt.c.Version() == V03 {
+			other = CodecV10
+		}
+		if _, ok := other.Method(tt.name); ok {
+			t.Errorf("%q also a method of %v", tt.name, other.Version())
+		}
+	}
+	for _, bad := range []string{"tasks/list", "sendMessage", "", "agent/authenticatedExtendedCard"} {
+		if _, ok := CodecV03.Method(bad); ok {
+			t.Errorf("v03 accepts %q", bad)
+		}
+		if _, ok := CodecV10.Method(bad); ok {
+			t.Errorf("v10 accepts %q", bad)
+		}
+	}
+}
