@@ -1,0 +1,77 @@
+package memory
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// parseEventID turns an event id into the count of events up to it. Ids are
+// the decimal position of the event in its task's log, from "1"; "" means
+// before the first.
+func parseEventID(after string) (int, error) {
+	if after == "" {
+		return 0, nil
+	}
+	if after[0] < '0' || after[0] > '9' { // ParseUint accepts no sign, but be explicit
+		return 0, store.ErrBadEventID
+	}
+	n, err := strconv.ParseUint(after, 10, 63)
+	if err != nil {
+		return 0, store.ErrBadEventID
+	}
+	if n > uint64(int(^uint(0)>>1)) {
+		return 0, store.ErrBadEventID
+	}
+	return int(n), nil
+}
+
+// Events implements store.Store. Waiters block on the task's notify channel,
+// which an append closes and drops: any number of waiters wake with no
+// goroutine or channel of their own. An id past the end of the log is valid
+// (it waits for events beyond it).
+func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]store.StoredEvent, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	n, err := parseEventID(after)
+	if err != nil {
+		return nil, err
+	}
+	e := s.lookup(id)
+	if e == nil {
+		return nil, store.ErrNotFound
+	}
+	for {
+		e.mu.Lock()
+		if e.gone || s.expired(e, s.opts.Now().UnixNano()) {
+			e.mu.Unlock()
+			return nil, store.ErrNotFound
+		}
+		if n < len(e.events) {
+			out := make([]store.StoredEvent, len(e.events)-n)
+			for i, se := range e.events[n:] {
+				out[i] = store.StoredEvent{ID: se.id, Event: cloneEvent(se.ev)}
+			}
+			e.mu.Unlock()
+			return out, nil
+		}
+		if !wait {
+			e.mu.Unlock()
+			return nil, nil
+		}
+		if e.notify == nil {
+			e.notify = make(chan struct{})
+		}
+		ch := e.notify
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.closedCh:
+			return nil, store.ErrClosed
+		}
+	}
+}

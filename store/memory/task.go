@@ -1,0 +1,241 @@
+package memory
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// notFinished is entry.finishedAt of a task that is not in a terminal state.
+const notFinished = math.MinInt64
+
+// entry is one stored task.
+type entry struct {
+	id    string
+	owner string
+	idx   *ownerIndex
+
+	// finishedAt is the store-clock time (unix ns) of the last update while
+	// terminal, or notFinished. Written under s.mu (write) and mu; read
+	// anywhere, so that List can skip expired tasks without locking each.
+	finishedAt atomic.Int64
+
+	// finElem is the entry's place in s.finished; guarded by s.mu.
+	finElem *list.Element
+
+	// Guarded by idx.mu: the fields List sorts and filters on.
+	ixTS    int64
+	ixState protocol.TaskState
+	ixCtx   string
+
+	mu      sync.Mutex
+	gone    bool // evicted or expired and swept
+	task    *protocol.Task
+	version uint64
+	events  []storedEvent
+	// notify is closed and dropped on every append; waiters create it on
+	// demand, so appends nobody waits for allocate nothing.
+	notify chan struct{}
+
+	cancelled bool
+	cancelCh  chan struct{}
+	watchers  map[*watcher]struct{}
+}
+
+type storedEvent struct {
+	id string
+	ev protocol.Event
+}
+
+var errNoID = errors.New("memory: task has no id")
+
+// tsKey is the sort key of a status timestamp. The zero time sorts first.
+func tsKey(t *protocol.Task) int64 {
+	if t.Status.Timestamp.IsZero() {
+		return math.MinInt64
+	}
+	return t.Status.Timestamp.UnixNano()
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	if t == nil || t.ID == "" {
+		return 0, errNoID
+	}
+	terminal := t.Status.State.Terminal()
+	if len(events) > s.opts.MaxEventsPerTask && !terminal {
+		return 0, store.ErrTooManyEvents
+	}
+	// Copy before locking: the copies are the expensive part.
+	e := &entry{id: t.ID, owner: owner, task: cloneTask(t), version: 1}
+	e.appendEvents(events)
+	e.ixTS, e.ixState, e.ixCtx = tsKey(t), t.Status.State, t.ContextID
+	e.finishedAt.Store(notFinished)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	now := s.opts.Now().UnixNano()
+	if old, ok := s.tasks[t.ID]; ok {
+		if !s.expired(old, now) {
+			return 0, store.ErrExists
+		}
+		s.removeLocked(old)
+	}
+	if len(s.tasks) >= s.opts.MaxTasks {
+		s.sweepLocked(now)
+		if len(s.tasks) >= s.opts.MaxTasks && !s.evictOldestLocked() {
+			return 0, store.ErrFull
+		}
+	}
+	idx := s.owners[owner]
+	if idx == nil {
+		idx = &ownerIndex{}
+		s.owners[owner] = idx
+	}
+	e.idx = idx
+	idx.mu.Lock()
+	idx.insert(e)
+	idx.mu.Unlock()
+	if terminal {
+		e.finishedAt.Store(now)
+		e.finElem = s.finished.PushBack(e)
+	}
+	s.tasks[t.ID] = e
+	return 1, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	e := s.lookup(id)
+	if e == nil || e.owner != owner {
+		return nil, store.ErrNotFound
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone || s.expired(e, s.opts.Now().UnixNano()) {
+		return nil, store.ErrNotFound
+	}
+	r := &store.Record{Task: cloneTask(e.task), Owner: e.owner, Version: e.version}
+	if n := len(e.events); n > 0 {
+		r.LastEventID = e.events[n-1].id
+	}
+	return r, nil
+}
+
+// Update implements store.Store.
+func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, []string, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, nil, err
+	}
+	if t == nil || t.ID != id {
+		return 0, nil, errors.New("memory: Update task id does not match")
+	}
+	nt := cloneTask(t)
+	nev := make([]protocol.Event, len(events))
+	for i := range events {
+		nev[i] = cloneEvent(events[i])
+	}
+	terminal := t.Status.State.Terminal()
+
+	e := s.lookup(id)
+	if e == nil {
+		return 0, nil, store.ErrNotFound
+	}
+	// Moving a task into or out of s.finished needs s.mu for writing; every
+	// other update shares it. finishedAt only changes under the write lock,
+	// so it is stable once the read lock is held.
+	write := terminal || e.finishedAt.Load() != notFinished
+	if write {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		if e.finishedAt.Load() != notFinished {
+			s.mu.RUnlock()
+			return s.Update(ctx, id, version, t, events...)
+		}
+		defer s.mu.RUnlock()
+	}
+	if s.closed.Load() {
+		return 0, nil, store.ErrClosed
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := s.opts.Now().UnixNano()
+	if e.gone || s.expired(e, now) {
+		return 0, nil, store.ErrNotFound
+	}
+	if e.version != version {
+		return 0, nil, store.ErrConflict
+	}
+	wasTerminal := e.task.Status.State.Terminal()
+	if len(e.events)+len(nev) > s.opts.MaxEventsPerTask && !(terminal && !wasTerminal) {
+		return 0, nil, store.ErrTooManyEvents
+	}
+
+	e.task = nt
+	e.version++
+	first := len(e.events)
+	e.events = append(e.events, make([]storedEvent, len(nev))...)
+	ids := make([]string, len(nev))
+	for i := range nev {
+		ids[i] = strconv.Itoa(first + i + 1)
+		e.events[first+i] = storedEvent{id: ids[i], ev: nev[i]}
+	}
+	if len(nev) > 0 {
+		e.wake()
+	}
+
+	e.idx.mu.Lock()
+	e.idx.move(e, tsKey(nt))
+	e.ixState, e.ixCtx = nt.Status.State, nt.ContextID
+	e.idx.mu.Unlock()
+
+	switch {
+	case terminal:
+		e.finishedAt.Store(now)
+		if e.finElem != nil {
+			s.finished.MoveToBack(e.finElem)
+		} else {
+			e.finElem = s.finished.PushBack(e)
+		}
+	case e.finElem != nil:
+		s.finished.Remove(e.finElem)
+		e.finElem = nil
+		e.finishedAt.Store(notFinished)
+	}
+	return e.version, ids, nil
+}
+
+// appendEvents copies events onto a new entry's log (no waiters yet).
+func (e *entry) appendEvents(events []protocol.Event) {
+	e.events = make([]storedEvent, len(events))
+	for i := range events {
+		e.events[i] = storedEvent{id: strconv.Itoa(i + 1), ev: cloneEvent(events[i])}
+	}
+}
+
+// wake releases every Events call waiting on e; e.mu must be held.
+func (e *entry) wake() {
+	if e.notify != nil {
+		close(e.notify)
+		e.notify = nil
+	}
+}
