@@ -7,7 +7,10 @@
 package handler
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,46 +51,102 @@ type Options struct {
 // Endpoint serves the JSON-RPC side of one a2a mount.
 type Endpoint struct {
 	opts Options
+	log  *zap.Logger
+	// served[v] reports whether wire version v is served.
+	served [protocol.V10 + 1]bool
 }
+
+// Defaults applied by NewEndpoint.
+const (
+	DefaultMaxHistory = 100
+	DefaultHeartbeat  = 15 * time.Second
+)
 
 // NewEndpoint checks o and returns the endpoint.
 func NewEndpoint(o Options) (*Endpoint, error) {
-	panic("unimplemented")
+	if o.Store == nil {
+		return nil, errors.New("handler: Options.Store is required")
+	}
+	if o.Agent == nil {
+		return nil, errors.New("handler: Options.Agent is required")
+	}
+	if o.Runner == nil {
+		return nil, errors.New("handler: Options.Runner is required")
+	}
+	if o.MaxHistory < 0 {
+		return nil, errors.New("handler: Options.MaxHistory must not be negative")
+	}
+	if o.MaxHistory == 0 {
+		o.MaxHistory = DefaultMaxHistory
+	}
+	if o.Heartbeat < 0 {
+		return nil, errors.New("handler: Options.Heartbeat must not be negative")
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	e := &Endpoint{opts: o, log: o.Logger}
+	if len(o.Versions) == 0 {
+		o.Versions = []protocol.Version{protocol.V10, protocol.V03}
+	}
+	for _, v := range o.Versions {
+		if v != protocol.V03 && v != protocol.V10 {
+			return nil, errors.New("handler: unknown version in Options.Versions")
+		}
+		e.served[v] = true
+	}
+	e.opts.Versions = o.Versions
+	return e, nil
 }
 
 // ServeRPC answers one JSON-RPC request whose body the caller has already
-// read within its size limit. Protocol errors are JSON-RPC bodies on 200.
+// read within its size limit. Protocol errors are JSON-RPC bodies on 200;
+// errors of a streaming method are one SSE frame, because some clients
+// ignore a plain JSON answer to a streaming call.
 func (e *Endpoint) ServeRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
-	panic("unimplemented")
+	e.serveRPC(w, r, body, c)
 }
 
 // Runner executes task runs in the background. It lives as long as the
 // store it writes to (not a request or a config), so runs survive reloads.
-type Runner struct{}
+type Runner struct {
+	log       *zap.Logger
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeWait time.Duration
 
-// NewRunner returns a runner whose runs log to logger.
-func NewRunner(logger *zap.Logger) *Runner {
-	panic("unimplemented")
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
 }
 
-// Close cancels every run still going and waits for them to end.
-func (r *Runner) Close() error {
-	panic("unimplemented")
-}
+// NewRunner returns a runner whose runs log to logger (nil: no logging).
+func NewRunner(logger *zap.Logger) *Runner { return newRunner(logger) }
+
+// Close cancels every run still going and waits for them to end, up to a
+// bound; a run canceled this way records the task as failed. Runs started
+// after Close are refused.
+func (r *Runner) Close() error { return r.close() }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
 // A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
 // Cache-Control: public, max-age and 304 on If-None-Match. Rendered
 // documents are cached per RPC URL.
-type CardServer struct{}
+type CardServer struct {
+	s cardServerState
+}
 
 // NewCardServer returns a card server for card (Interfaces are filled per
 // request from the RPC URL and the served versions).
 func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
-	panic("unimplemented")
+	return newCardServer(card, versions, maxAge)
 }
 
 // ServeCard writes the card whose interfaces point at rpcURL.
+// Methods other than GET and HEAD get 405 with an Allow header.
 func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
-	panic("unimplemented")
+	c.serveCard(w, r, rpcURL)
 }

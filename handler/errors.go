@@ -1,0 +1,41 @@
+package handler
+
+import (
+	"errors"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// asParamsError turns a codec decode error into the error sent to the
+// caller. Codecs return *protocol.Error; anything else is still a problem
+// with the params, never an internal fault worth leaking.
+func asParamsError(err error) *protocol.Error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return protocol.ErrInvalidParams("")
+}
+
+// storeError maps a store failure on task id to the error the caller sees:
+// a missing (or foreign) task is -32001; everything else is -32603 with an
+// error id that is also logged, because store faults are operator business.
+func storeError(log *zap.Logger, op, taskID string, err error) *protocol.Error {
+	if errors.Is(err, store.ErrNotFound) {
+		return protocol.ErrTaskNotFound(taskID)
+	}
+	return internalError(log, op, err, zap.String("task_id", taskID))
+}
+
+// internalError logs err under a fresh error id and returns -32603 naming
+// that id, so a caller's report can be matched to the log line without the
+// caller ever seeing Go error text.
+func internalError(log *zap.Logger, op string, err error, fields ...zap.Field) *protocol.Error {
+	id := uuid.NewString()
+	log.Error("a2a: "+op+" failed", append(fields, zap.String("error_id", id), zap.Error(err))...)
+	return protocol.ErrInternal(id)
+}

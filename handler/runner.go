@@ -1,0 +1,416 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// failedText is the only thing a caller learns about a broken run: the
+// agent's own error text may hold internals and goes to the log instead.
+const failedText = "The agent could not complete the task."
+
+const (
+	// writeTimeout bounds one store write of a run. Writes do not use the
+	// run's context: a canceled run must still be able to record that it
+	// failed.
+	writeTimeout = 10 * time.Second
+	// defaultCloseWait bounds how long Close waits for runs to end after
+	// canceling them.
+	defaultCloseWait = 10 * time.Second
+)
+
+var (
+	// errRunnerClosed refuses runs once Close has begun.
+	errRunnerClosed = errors.New("handler: runner closed")
+	// errStopped means the task reached a terminal state by another hand
+	// (a cancel) while the run was going: the run stops without writing.
+	errStopped = errors.New("handler: task left the run")
+)
+
+func newRunner(logger *zap.Logger) *Runner {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{log: logger, ctx: ctx, cancel: cancel, closeWait: defaultCloseWait}
+}
+
+// start runs ru in the background; it fails only once Close has begun.
+func (r *Runner) start(ru *run) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return errRunnerClosed
+	}
+	// Add under the lock so Close never waits on a group that can still grow.
+	r.wg.Add(1)
+	r.mu.Unlock()
+	ru.log = r.log.With(zap.String("task_id", ru.task.ID))
+	go func() {
+		defer r.wg.Done()
+		ru.execute(r.ctx)
+	}()
+	return nil
+}
+
+func (r *Runner) close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(r.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return errors.New("handler: runs still going after close timeout")
+	}
+}
+
+// run is one execution of the agent for one task turn. Only its goroutine
+// touches it after start.
+type run struct {
+	st         store.Store
+	agent      upstream.Agent
+	owner      string
+	req        *upstream.RunRequest
+	maxHistory int
+	log        *zap.Logger
+
+	// task and version are the snapshot as last written (or re-read).
+	task    *protocol.Task
+	version uint64
+
+	// mainID is the run's main artifact; chunks counts the chunks written
+	// to it, which decides the append flag of the next one.
+	mainID string
+	chunks int
+}
+
+func (ru *run) execute(base context.Context) {
+	ctx, cancel := context.WithCancel(base)
+	// A cancel signal (from this or another replica) aborts the upstream
+	// call through ctx. The watcher ends with the run: CancelSignal's
+	// channel closes when ctx ends.
+	sig := ru.st.CancelSignal(ctx, ru.task.ID)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		cancel()
+		<-watched
+	}()
+
+	ru.mainID = uuid.NewString()
+	if ru.task.Status.State == protocol.StateSubmitted {
+		err := ru.commit(func(t *protocol.Task) []protocol.Event {
+			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, nil)}
+		})
+		if err != nil {
+			ru.stopped(err)
+			return
+		}
+	}
+
+	stream, err := ru.agent.Run(ctx, ru.req)
+	if err != nil {
+		ru.fail(err, "")
+		return
+	}
+	var once sync.Once
+	closeStream := func() { once.Do(func() { _ = stream.Close() }) }
+	// Next may block on the network: closing the stream when ctx ends
+	// unblocks it even for an Agent that ignores ctx while reading.
+	stopAfter := context.AfterFunc(ctx, closeStream)
+	defer func() {
+		stopAfter()
+		closeStream()
+	}()
+
+	for {
+		ev, err := stream.Next()
+		if err == io.EOF {
+			ru.finish(protocol.StateCompleted, nil, "")
+			return
+		}
+		if err != nil {
+			ru.fail(err, "")
+			return
+		}
+		done, err := ru.apply(&ev)
+		if errors.Is(err, store.ErrTooManyEvents) {
+			// The store accepts the terminal write that records this.
+			ru.fail(err, "")
+			return
+		}
+		if err != nil {
+			ru.stopped(err)
+			return
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// apply records one agent event; done reports that it ended the run.
+func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
+	switch ev.Kind {
+	case upstream.EventText:
+		if ev.Text == "" {
+			return false, nil
+		}
+		return false, ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: ev.Text}}, true)
+	case upstream.EventParts:
+		if len(ev.Parts) == 0 {
+			return false, nil
+		}
+		return false, ru.appendMain(ev.Parts, false)
+	case upstream.EventArtifact:
+		if ev.Artifact == nil || len(ev.Artifact.Parts) == 0 {
+			ru.log.Warn("a2a: agent sent an artifact without parts; dropped")
+			return false, nil
+		}
+		return false, ru.addArtifact(ev.Artifact)
+	case upstream.EventStatus:
+		if ev.State.Terminal() || ev.State.Interrupted() {
+			ru.finish(ev.State, ev.Parts, ev.Detail)
+			return true, nil
+		}
+		msg := ru.agentMessage(ev.Parts)
+		return false, ru.commit(func(t *protocol.Task) []protocol.Event {
+			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, msg)}
+		})
+	}
+	ru.log.Warn("a2a: unknown agent event kind; dropped", zap.Int("kind", int(ev.Kind)))
+	return false, nil
+}
+
+// appendMain adds parts to the run's main artifact. In the snapshot,
+// consecutive text chunks merge into one text part so a task read later
+// holds the answer, not thousands of fragments; the event carries only
+// the chunk.
+func (ru *run) appendMain(parts []protocol.Part, mergeText bool) error {
+	err := ru.commit(func(t *protocol.Task) []protocol.Event {
+		i := artifactIndex(t, ru.mainID)
+		if i < 0 {
+			t.Artifacts = append(t.Artifacts, protocol.Artifact{ID: ru.mainID})
+			i = len(t.Artifacts) - 1
+		}
+		a := &t.Artifacts[i]
+		for _, p := range parts {
+			if n := len(a.Parts); mergeText && n > 0 && plainText(&a.Parts[n-1]) {
+				a.Parts[n-1].Text += p.Text
+				continue
+			}
+			a.Parts = append(a.Parts, p)
+		}
+		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
+			TaskID:    t.ID,
+			ContextID: t.ContextID,
+			Artifact:  protocol.Artifact{ID: ru.mainID, Parts: append([]protocol.Part(nil), parts...)},
+			Append:    ru.chunks > 0,
+		}}}
+	})
+	if err == nil {
+		ru.chunks++
+	}
+	return err
+}
+
+// addArtifact records a separate, complete artifact. Its id is always
+// ours: ids must be unique within the task, which an agent cannot know.
+func (ru *run) addArtifact(src *protocol.Artifact) error {
+	a := *src
+	a.ID = uuid.NewString()
+	a.Parts = append([]protocol.Part(nil), src.Parts...)
+	return ru.commit(func(t *protocol.Task) []protocol.Event {
+		t.Artifacts = append(t.Artifacts, a)
+		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
+			TaskID:    t.ID,
+			ContextID: t.ContextID,
+			Artifact:  a,
+			LastChunk: true,
+		}}}
+	})
+}
+
+// finish ends the run in state with an optional agent message. detail is
+// log-only text the agent gave with the outcome.
+func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail string) {
+	if detail != "" {
+		ru.log.Warn("a2a: agent reported a problem", zap.String("state", stateName(state)), zap.String("detail", detail))
+	}
+	if state == protocol.StateFailed && len(parts) == 0 {
+		parts = []protocol.Part{{Kind: protocol.PartText, Text: failedText}}
+	}
+	msg := ru.agentMessage(parts)
+	err := ru.commit(func(t *protocol.Task) []protocol.Event {
+		var evs []protocol.Event
+		if ru.chunks > 0 {
+			// Tells streaming clients the main artifact is complete; the
+			// empty text adds nothing to the merged snapshot.
+			evs = append(evs, protocol.Event{Artifact: &protocol.ArtifactUpdate{
+				TaskID:    t.ID,
+				ContextID: t.ContextID,
+				Artifact:  protocol.Artifact{ID: ru.mainID, Parts: []protocol.Part{{Kind: protocol.PartText}}},
+				Append:    true,
+				LastChunk: true,
+			}})
+		}
+		if msg != nil {
+			t.History = append(t.History, *msg)
+		}
+		return append(evs, ru.setStatus(t, state, msg))
+	})
+	if err != nil {
+		ru.stopped(err)
+	}
+}
+
+// fail ends the run as failed with the generic message; err is logged.
+func (ru *run) fail(err error, detail string) {
+	fields := []zap.Field{zap.Error(err)}
+	if detail != "" {
+		fields = append(fields, zap.String("detail", detail))
+	}
+	if errors.Is(err, context.Canceled) {
+		// A cancel or a shutdown, not an agent fault; after a cancel the
+		// write below loses to the canceled state and nothing is recorded.
+		ru.log.Debug("a2a: agent run aborted", fields...)
+	} else {
+		ru.log.Warn("a2a: agent run failed", fields...)
+	}
+	ru.finish(protocol.StateFailed, nil, "")
+}
+
+// stopped logs why a run ended without writing its outcome.
+func (ru *run) stopped(err error) {
+	if errors.Is(err, errStopped) {
+		ru.log.Debug("a2a: run stopped, task ended elsewhere")
+		return
+	}
+	ru.log.Error("a2a: run could not record its progress", zap.Error(err))
+}
+
+// setStatus moves t to state and returns the status event. Final is set
+// for the states that end a 0.3 stream: terminal and input-required, not
+// auth-required (streams stay open while credentials arrive out of band).
+func (ru *run) setStatus(t *protocol.Task, state protocol.TaskState, msg *protocol.Message) protocol.Event {
+	t.Status = protocol.TaskStatus{State: state, Message: msg, Timestamp: time.Now().UTC()}
+	return protocol.Event{Status: &protocol.StatusUpdate{
+		TaskID:    t.ID,
+		ContextID: t.ContextID,
+		Status:    t.Status,
+		Final:     closesStream(state),
+	}}
+}
+
+// agentMessage wraps parts as an agent message of this task (nil if none).
+func (ru *run) agentMessage(parts []protocol.Part) *protocol.Message {
+	if len(parts) == 0 {
+		return nil
+	}
+	return &protocol.Message{
+		ID:        uuid.NewString(),
+		ContextID: ru.task.ContextID,
+		TaskID:    ru.task.ID,
+		Role:      protocol.RoleAgent,
+		Parts:     append([]protocol.Part(nil), parts...),
+	}
+}
+
+// commit applies mutate to the run's snapshot and writes it with the
+// events mutate returns. On a version conflict it re-reads the task: if it
+// became terminal meanwhile (a cancel won the race) the run stops with
+// errStopped; otherwise mutate is applied again to the fresh snapshot.
+func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
+	for {
+		// The store copies what it is given and hands out copies, so
+		// mutating the run's own snapshot in place is safe; after a failed
+		// write it is replaced by a re-read or the run ends.
+		t := ru.task
+		evs := mutate(t)
+		keepLast(&t.History, ru.maxHistory)
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		v, _, err := ru.st.Update(ctx, t.ID, ru.version, t, evs...)
+		if err == nil {
+			cancel()
+			ru.version = v
+			return nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			cancel()
+			return err
+		}
+		rec, err := ru.st.Get(ctx, ru.owner, t.ID)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if rec.Task.Status.State.Terminal() {
+			return errStopped
+		}
+		ru.task, ru.version = rec.Task, rec.Version
+	}
+}
+
+func artifactIndex(t *protocol.Task, id string) int {
+	for i := range t.Artifacts {
+		if t.Artifacts[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// plainText reports whether p is a text part that a following text chunk
+// may extend without changing its meaning.
+func plainText(p *protocol.Part) bool {
+	return p.Kind == protocol.PartText && p.MediaType == "" && len(p.Metadata) == 0
+}
+
+// stateName is the 0.3 spelling of s, for logs.
+func stateName(s protocol.TaskState) string {
+	switch s {
+	case protocol.StateSubmitted:
+		return "submitted"
+	case protocol.StateWorking:
+		return "working"
+	case protocol.StateCompleted:
+		return "completed"
+	case protocol.StateFailed:
+		return "failed"
+	case protocol.StateCanceled:
+		return "canceled"
+	case protocol.StateInputRequired:
+		return "input-required"
+	case protocol.StateRejected:
+		return "rejected"
+	case protocol.StateAuthRequired:
+		return "auth-required"
+	}
+	return "unspecified"
+}

@@ -1,0 +1,228 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// Header values of an SSE answer; shared slices so they cost nothing.
+var (
+	sseContentType  = []string{"text/event-stream"}
+	sseNoCache      = []string{"no-cache"}
+	sseNoBuffering  = []string{"no"}
+	heartbeatFrame  = []byte(protocol.SSEHeartbeat)
+	lastEventHeader = "Last-Event-ID"
+)
+
+// sse writes one JSON-RPC SSE answer: every frame is a full JSON-RPC
+// response carrying the request id, flushed the moment it is written.
+type sse struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	id     json.RawMessage
+	codec  protocol.Codec
+	opened bool
+	// body and frame are pooled scratch buffers reused for every frame.
+	body, frame *[]byte
+}
+
+func newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec, body: getBuf(), frame: getBuf()}
+}
+
+// release returns the scratch buffers; s is unusable afterwards.
+func (s *sse) release() {
+	putBuf(s.body)
+	putBuf(s.frame)
+	s.body, s.frame = nil, nil
+}
+
+func (s *sse) open() {
+	if s.opened {
+		return
+	}
+	s.opened = true
+	h := s.w.Header()
+	h["Content-Type"] = sseContentType
+	h["Cache-Control"] = sseNoCache
+	h["X-Accel-Buffering"] = sseNoBuffering
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// send writes ev as one frame with SSE id eventID.
+func (s *sse) send(eventID string, ev *protocol.Event) error {
+	b := protocol.AppendResultHead((*s.body)[:0], s.id)
+	b = s.codec.AppendStreamResult(b, ev)
+	b = protocol.AppendResponseEnd(b)
+	*s.body = b
+	return s.write(eventID, b)
+}
+
+// fail answers an error found before any event was sent: a stream of one
+// frame holding the JSON-RPC error. Clients of streaming calls read the
+// answer as SSE only, so a plain JSON error would be lost on them.
+func (s *sse) fail(perr *protocol.Error) {
+	b := protocol.AppendErrorHead((*s.body)[:0], s.id)
+	b = s.codec.AppendError(b, perr)
+	b = protocol.AppendResponseEnd(b)
+	*s.body = b
+	_ = s.write("", b)
+}
+
+func (s *sse) write(eventID string, data []byte) error {
+	s.open()
+	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, data)
+	*s.frame = f
+	if _, err := s.w.Write(f); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+func (s *sse) heartbeat() error {
+	if _, err := s.w.Write(heartbeatFrame); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// serveStream answers message/stream, SendStreamingMessage,
+// tasks/resubscribe and SubscribeToTask.
+func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller, codec protocol.Codec, id json.RawMessage, m protocol.Method, params json.RawMessage) {
+	s := newSSE(w, id, codec)
+	defer s.release()
+	ctx := r.Context()
+	var (
+		task   *protocol.Task
+		snapID string // SSE id of the Task frame: the log position of task
+		after  string // where the log is read from after the Task frame
+	)
+	switch m {
+	case protocol.MethodStream:
+		p, err := codec.DecodeSend(params)
+		if err != nil {
+			s.fail(asParamsError(err))
+			return
+		}
+		st, perr := e.prepareSend(ctx, c, p)
+		if perr != nil {
+			s.fail(perr)
+			return
+		}
+		task, snapID = st.task, st.lastEventID
+		if snapID == "" {
+			// A new task: its log position is only known by reading it
+			// back, before the run can add to it.
+			rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
+			if err != nil {
+				_ = e.startRun(st)
+				s.fail(storeError(e.log, "get task", task.ID, err))
+				return
+			}
+			task, snapID = rec.Task, rec.LastEventID
+		}
+		if perr := e.startRun(st); perr != nil {
+			s.fail(perr)
+			return
+		}
+		applyHistoryLength(task, p.HistoryLength)
+		after = snapID
+	case protocol.MethodSubscribe:
+		p, err := codec.DecodeTaskID(params)
+		if err != nil {
+			s.fail(asParamsError(err))
+			return
+		}
+		rec, perr := e.subscribable(ctx, c, p.ID)
+		if perr != nil {
+			s.fail(perr)
+			return
+		}
+		task, snapID, after = rec.Task, rec.LastEventID, rec.LastEventID
+		if lei := r.Header.Get(lastEventHeader); lei != "" {
+			after = lei
+		}
+	}
+
+	// Read what is already there before answering, so that a bad
+	// Last-Event-ID is still a clean one-frame error.
+	first, err := e.opts.Store.Events(ctx, task.ID, after, false)
+	if errors.Is(err, store.ErrBadEventID) {
+		s.fail(protocol.ErrInvalidParams("Last-Event-ID is not an event id of this task",
+			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"}))
+		return
+	}
+	if err != nil {
+		s.fail(storeError(e.log, "read task events", task.ID, err))
+		return
+	}
+	e.pump(ctx, s, task, snapID, after, first)
+}
+
+// pump sends the Task frame and then the task's log after after until a
+// status closes the stream, the client goes, or the config is unloaded
+// (Done): the run goes on in every case.
+func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID, after string, evs []store.StoredEvent) {
+	ctx, cancel := withDone(ctx, e.opts.Done)
+	defer cancel()
+	if s.send(snapID, &protocol.Event{Task: task}) != nil || closesStream(task.Status.State) {
+		return
+	}
+	// Events up to snapID are a replay (a Last-Event-ID older than the
+	// snapshot): the snapshot already shows their outcome, so a closing
+	// status among them is history and does not end the stream.
+	replaying := after != snapID
+	for {
+		for i := range evs {
+			ev := &evs[i]
+			if s.send(ev.ID, &ev.Event) != nil {
+				return
+			}
+			if replaying {
+				if ev.ID == snapID {
+					replaying = false
+				}
+				continue
+			}
+			if st := ev.Event.Status; st != nil && closesStream(st.Status.State) {
+				return
+			}
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID
+		}
+		var err error
+		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
+			if ctx.Err() == nil {
+				e.log.Debug("a2a: stream ended early", zap.String("task_id", task.ID), zap.Error(err))
+			}
+			return
+		}
+	}
+}
+
+// waitEvents blocks for the events after after, writing a heartbeat
+// comment every Heartbeat while none come.
+func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]store.StoredEvent, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, e.opts.Heartbeat)
+		evs, err := e.opts.Store.Events(wctx, id, after, true)
+		cancel()
+		if err == nil {
+			return evs, nil
+		}
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		if err := s.heartbeat(); err != nil {
+			return nil, err
+		}
+	}
+}
