@@ -1,0 +1,98 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestCancelAbortsUpstream(t *testing.T) {
+	for _, tc := range []struct{ v, send, cancel, state string }{
+		{"1.0", sendV10("SendMessage", "m", "", `{"returnImmediately":true}`), "CancelTask", "TASK_STATE_CANCELED"},
+		{"", sendV03("message/send", "m", "", `{"blocking":false}`), "tasks/cancel", "canceled"},
+	} {
+		t.Run(tc.cancel, func(t *testing.T) {
+			agent := controlledAgent()
+			h := newHarness(t, agent)
+			resp := h.rpc(req{version: tc.v, owner: "alice", body: tc.send})
+			task := at(t, resp, "result")
+			if tc.v == "1.0" {
+				task = at(t, task, "task")
+			}
+			id := str(t, task, "id")
+			run := agent.next(t)
+			run.send(t, text("partial"))
+
+			resp = h.rpc(req{version: tc.v, owner: "alice", body: call(tc.cancel, `{"id":"`+id+`"}`)})
+			if got := str(t, resp, "result", "status", "state"); got != tc.state {
+				t.Fatalf("cancel answered state %s", got)
+			}
+			select {
+			case <-run.ctx.Done():
+				if !errors.Is(run.ctx.Err(), context.Canceled) {
+					t.Fatalf("agent ctx ended with %v", run.ctx.Err())
+				}
+			case <-time.After(waitTimeout):
+				t.Fatal("cancel did not abort the upstream call")
+			}
+			// The run must not overwrite the canceled state: wait until the
+			// runner is idle, then read.
+			waitFor(t, "run to end", func() bool { return runnerIdle(h.runner) })
+			resp = h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)})
+			if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
+				t.Fatalf("task state after cancel %s", got)
+			}
+			// Canceling again: terminal now.
+			resp = h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+			wantError(t, resp, -32002, 3, true, "TASK_NOT_CANCELABLE")
+		})
+	}
+}
+
+func TestCancelInputRequired(t *testing.T) {
+	h := newHarness(t, scriptAgent(status(6 /* input-required */, "?")))
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
+	id := str(t, resp, "result", "task", "id")
+	resp = h.rpc(req{version: "1.0", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
+		t.Fatalf("state %s", got)
+	}
+}
+
+// runnerIdle reports whether no run is going.
+func runnerIdle(r *Runner) bool {
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Millisecond):
+		// The waiter goroutine ends when the runs do.
+		return false
+	}
+}
+
+func TestRunnerCloseEndsRuns(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarness(t, agent)
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
+	id := str(t, resp, "result", "task", "id")
+	run := agent.next(t)
+	if err := h.runner.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if run.ctx.Err() == nil {
+		t.Fatal("Close returned while the run's upstream call was still going")
+	}
+	rec, err := h.store.Get(context.Background(), "", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Task.Status.State; st != 4 /* failed */ {
+		t.Fatalf("state after runner close %v", st)
+	}
+	// A send after Close is refused and leaves no task behind running.
+	resp = h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m2", "", "")})
+	wantError(t, resp, -32603, 7, true, "")
+}
