@@ -1,0 +1,75 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestJSClient runs the @a2a-js/sdk suite (interop/js/test, node's own test
+// runner) against the Caddy and agent this package started. Node's output is
+// streamed into the test log line by line; a failing node run fails the test.
+func TestJSClient(t *testing.T) {
+	inCI := os.Getenv("CI") == "true"
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if inCI {
+			t.Fatalf("node is not installed, and CI=true: the JS interop suite must run in CI")
+		}
+		t.Skip("node is not installed: skipping the @a2a-js/sdk interop suite")
+	}
+	dir, err := filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		if inCI {
+			t.Fatalf("interop/js/node_modules is missing and CI=true: run `npm ci` in interop/js (interop/run.sh does)")
+		}
+		t.Skip("interop/js/node_modules is missing: run `npm ci` in interop/js (or interop/run.sh) to enable the @a2a-js/sdk suite")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"A2A_DUAL_URL="+dualURL,
+		"A2A_LEGACY_URL="+legacyURL,
+		"AGENT_CONTROL_URL="+agentURL,
+		"NO_COLOR=1",
+	)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting node: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		logLines(t, out)
+	}()
+	wg.Wait()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node --test failed: %v (its output is above)", err)
+	}
+}
+
+// logLines copies r into the test log one line at a time, as it arrives.
+func logLines(t *testing.T, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		t.Log("node: " + sc.Text())
+	}
+}

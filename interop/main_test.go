@@ -1,0 +1,154 @@
+// Package interop runs the real A2A client libraries (a2a-go v2 and v0.3,
+// @a2a-js/sdk) against a Caddy that has the a2a handler loaded in-process, with
+// a scripted HTTP agent as its upstream. It is a separate Go module so that the
+// plugin's go.mod does not carry the clients' dependencies.
+package interop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	// The module under test and the stock modules (Caddyfile adapter, http app).
+	_ "github.com/caddy-a2a/caddy-a2a"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+)
+
+// Fixed ports (9180–9199 belong to this package); tests never run in parallel.
+const (
+	// dualPort serves A2A 0.3 and 1.0 on one endpoint, the default set-up.
+	dualPort = 9180
+	// legacyPort serves A2A 0.3 only, so that clients that pick 0.3 only when
+	// nothing newer is offered (@a2a-js/sdk legacyCompat) really speak 0.3.
+	legacyPort = 9181
+	adminPort  = 9190
+	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
+	rpcPath = "/a2a"
+)
+
+var (
+	// dualURL and legacyURL are the base URLs the clients discover cards from.
+	dualURL   = fmt.Sprintf("http://127.0.0.1:%d", dualPort)
+	legacyURL = fmt.Sprintf("http://127.0.0.1:%d", legacyPort)
+	// agent is the upstream behind both sites; agentURL is its address.
+	agent    *scriptedAgent
+	agentURL string
+)
+
+// caddyfile renders the configuration under test. Log level comes from
+// INTEROP_CADDY_LOG (default WARN) so that a failing run can be redone with DEBUG.
+func caddyfile(agentURL string) string {
+	level := os.Getenv("INTEROP_CADDY_LOG")
+	if level == "" {
+		level = "WARN"
+	}
+	site := func(port int, versions string) string {
+		return fmt.Sprintf(`http://127.0.0.1:%d {
+	a2a {
+		upstream %s
+		spec_version %s
+		name "Interop Agent"
+		description "Scripted agent behind Caddy for client interop tests"
+		version 1.0.0
+		skill echo {
+			name "Echo"
+			description "Echoes"
+			tags echo
+		}
+	}
+}
+`, port, agentURL, versions)
+	}
+	return fmt.Sprintf(`{
+	admin localhost:%d
+	auto_https off
+	log {
+		level %s
+	}
+}
+`, adminPort, level) + site(dualPort, "0.3 1.0") + site(legacyPort, "0.3")
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	agent = newScriptedAgent()
+	srv := httptest.NewServer(agent)
+	defer srv.Close()
+	agentURL = srv.URL
+
+	cfgText := caddyfile(agentURL)
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	cfgJSON, warnings, err := adapter.Adapt([]byte(cfgText), map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "interop: adapting the Caddyfile failed: %v\n%s", err, cfgText)
+		return 1
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "interop: Caddyfile warning: %s\n", w.String())
+	}
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		fmt.Fprintf(os.Stderr, "interop: loading Caddy failed: %v\n%s\n", err, cfgJSON)
+		return 1
+	}
+	defer func() {
+		if err := caddy.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "interop: stopping Caddy: %v\n", err)
+		}
+	}()
+	for _, base := range []string{dualURL, legacyURL} {
+		if err := waitReady(base + "/.well-known/agent-card.json"); err != nil {
+			fmt.Fprintf(os.Stderr, "interop: Caddy did not come up: %v\nconfig:\n%s\n", err, cfgJSON)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// waitReady polls the card URL until Caddy answers 200, for at most 10s.
+func waitReady(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var last string
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s (last: %s)", ctx.Err(), last)
+}
+
+// testCtx is the context one interop test runs under: generous for a loaded
+// 2-core machine, but bounded so a hung stream fails instead of stalling CI.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// uniq makes a name unique per test, for gates and message texts.
+func uniq(t *testing.T) string {
+	return strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()) + fmt.Sprintf("-%d", time.Now().UnixNano())
+}

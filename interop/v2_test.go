@@ -1,0 +1,498 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+)
+
+// v2Setup is one way of building an a2a-go v2 client: its native 1.0 JSON-RPC
+// transport, or its 0.3 compat transport. The same scenarios run over both.
+type v2Setup struct {
+	name string
+	// connect resolves the card from base and builds a client whose HTTP goes
+	// through w.
+	connect func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client
+	// version is the A2A-Version header every RPC must carry ("" for 0.3).
+	version string
+	// method maps an operation to the JSON-RPC method name of the dialect.
+	method map[string]string
+}
+
+var v2Setups = []v2Setup{
+	{
+		name: "jsonrpc-1.0",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			// The plain resolver, as a v2 user would call it: no A2A-Version on
+			// the card GET, so this is the hybrid card.
+			card, err := agentcard.DefaultResolver.Resolve(ctx, dualURL)
+			if err != nil {
+				t.Fatalf("resolving the card from %s: %v", dualURL, err)
+			}
+			c, err := a2aclient.NewFromCard(ctx, card,
+				a2aclient.WithDefaultsDisabled(),
+				a2aclient.WithJSONRPCTransport(w.client()))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "1.0",
+		method: map[string]string{
+			"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask",
+			"cancel": "CancelTask", "subscribe": "SubscribeToTask", "list": "ListTasks",
+		},
+	},
+	{
+		name: "jsonrpc-0.3-compat",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
+			card, err := resolver.Resolve(ctx, dualURL)
+			if err != nil {
+				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
+			}
+			// Only the compat transport, so the client must pick the card's 0.3
+			// interface rather than fall back to 1.0.
+			c, err := a2aclient.NewFromCard(ctx, card,
+				a2aclient.WithDefaultsDisabled(),
+				a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC,
+					a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: w.client()})))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard with the 0.3 compat transport: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "",
+		method: map[string]string{
+			"send": "message/send", "stream": "message/stream", "get": "tasks/get",
+			"cancel": "tasks/cancel", "subscribe": "tasks/resubscribe",
+		},
+	},
+}
+
+func ifaces(card *a2a.AgentCard) []string {
+	var out []string
+	for _, i := range card.SupportedInterfaces {
+		out = append(out, string(i.ProtocolBinding)+"/"+string(i.ProtocolVersion)+"@"+i.URL)
+	}
+	return out
+}
+
+// TestA2AGoV2 runs every scenario with the a2a-go v2.4.0 client, over its 1.0
+// transport and over its 0.3 compat transport.
+func TestA2AGoV2(t *testing.T) {
+	for _, s := range v2Setups {
+		t.Run(s.name, func(t *testing.T) {
+			t.Run("SendBlocking", func(t *testing.T) { v2SendBlocking(t, s) })
+			t.Run("SendNonBlockingThenGet", func(t *testing.T) { v2NonBlocking(t, s) })
+			t.Run("InputRequired", func(t *testing.T) { v2InputRequired(t, s) })
+			t.Run("Cancel", func(t *testing.T) { v2Cancel(t, s) })
+			t.Run("Stream", func(t *testing.T) { v2Stream(t, s) })
+			t.Run("Subscribe", func(t *testing.T) { v2Subscribe(t, s) })
+			if s.method["list"] != "" {
+				t.Run("ListTasks", func(t *testing.T) { v2List(t, s) })
+				t.Run("SubscribeFinishedTask", func(t *testing.T) { v2SubscribeFinished(t, s) })
+			}
+		})
+	}
+}
+
+func (s v2Setup) methods(ops ...string) []string {
+	var out []string
+	for _, op := range ops {
+		out = append(out, s.method[op])
+	}
+	return out
+}
+
+func userText(text string) *a2a.Message {
+	return a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+}
+
+// partsText concatenates the text parts.
+func partsText(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
+}
+
+// artifactsText concatenates the text of every artifact of the task.
+func artifactsText(task *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range task.Artifacts {
+		b.WriteString(partsText(a.Parts))
+	}
+	return b.String()
+}
+
+func statusText(task *a2a.Task) string {
+	if task.Status.Message == nil {
+		return ""
+	}
+	return partsText(task.Status.Message.Parts)
+}
+
+// asTask fails the test unless a send result is a Task.
+func asTask(t *testing.T, res a2a.SendMessageResult) *a2a.Task {
+	t.Helper()
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("send returned %T, want *a2a.Task", res)
+	}
+	if task.ID == "" || task.ContextID == "" {
+		t.Fatalf("task has id %q contextId %q, want both set", task.ID, task.ContextID)
+	}
+	return task
+}
+
+// v2Event reduces an a2a-go v2 event to the common shape.
+func v2Event(ev a2a.Event) event {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		return event{Kind: "task", TaskID: string(e.ID), ContextID: e.ContextID, State: normState(string(e.Status.State))}
+	case *a2a.Message:
+		return event{Kind: "message", TaskID: string(e.TaskID), ContextID: e.ContextID, Text: partsText(e.Parts)}
+	case *a2a.TaskStatusUpdateEvent:
+		ne := event{Kind: "status", TaskID: string(e.TaskID), ContextID: e.ContextID, State: normState(string(e.Status.State))}
+		if e.Status.Message != nil {
+			ne.Text = partsText(e.Status.Message.Parts)
+		}
+		return ne
+	case *a2a.TaskArtifactUpdateEvent:
+		ne := event{Kind: "artifact", TaskID: string(e.TaskID), ContextID: e.ContextID, Append: e.Append}
+		if e.Artifact != nil {
+			ne.ArtifactID = string(e.Artifact.ID)
+			ne.Text = partsText(e.Artifact.Parts)
+		}
+		return ne
+	}
+	return event{Kind: "unknown"}
+}
+
+// v2WaitState polls GetTask until the task is in state or the deadline passes.
+func v2WaitState(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.TaskID, state a2a.TaskState) *a2a.Task {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if err != nil {
+			t.Fatalf("GetTask(%s): %v", id, err)
+		}
+		if task.Status.State == state {
+			return task
+		}
+		if task.Status.State.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("task %s is %s (status message %q), want %s", id, task.Status.State, statusText(task), state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func v2SendBlocking(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	word := uniq(t)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo " + word)})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task := asTask(t, res)
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("state %s, want %s", task.Status.State, a2a.TaskStateCompleted)
+	}
+	if got, want := artifactsText(task), "echo: "+word; got != want {
+		t.Errorf("artifact text %q, want %q", got, want)
+	}
+	calls := agent.callsFor(string(task.ID))
+	if len(calls) != 1 {
+		t.Fatalf("agent got %d call(s) for task %s, want 1", len(calls), task.ID)
+	}
+	if in, _ := calls[0].Req.inputText(); in != "echo "+word || calls[0].Req.ContextID != task.ContextID {
+		t.Errorf("agent saw input %q contextId %q, want %q %q", in, calls[0].Req.ContextID, "echo "+word, task.ContextID)
+	}
+	w.requireDialect(t, s.version, s.methods("send")...)
+}
+
+func v2NonBlocking(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	g := uniq(t)
+	defer agent.releaseGate(g)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: userText("gated " + g),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		t.Fatalf("SendMessage(returnImmediately): %v", err)
+	}
+	task := asTask(t, res)
+	if st := task.Status.State; st != a2a.TaskStateSubmitted && st != a2a.TaskStateWorking {
+		t.Fatalf("non-blocking send returned state %s while the agent is still held, want submitted or working", st)
+	}
+	if !agent.awaitGate(g, 10*time.Second) {
+		t.Fatalf("the agent run never reached its gate")
+	}
+	mid, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatalf("GetTask while running: %v", err)
+	}
+	if mid.Status.State != a2a.TaskStateWorking {
+		t.Errorf("GetTask while the agent is held: state %s, want %s", mid.Status.State, a2a.TaskStateWorking)
+	}
+	agent.releaseGate(g)
+	done := v2WaitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)
+	if got := artifactsText(done); got != "part-1;part-2;" {
+		t.Errorf("completed task artifact text %q, want %q", got, "part-1;part-2;")
+	}
+	if done.ContextID != task.ContextID {
+		t.Errorf("GetTask contextId %q, want %q", done.ContextID, task.ContextID)
+	}
+	w.requireDialect(t, s.version, s.methods("send", "get")...)
+}
+
+func v2InputRequired(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("ask")})
+	if err != nil {
+		t.Fatalf("SendMessage(ask): %v", err)
+	}
+	task := asTask(t, res)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("state %s, want %s", task.Status.State, a2a.TaskStateInputRequired)
+	}
+	if got := statusText(task); got != "What is your name?" {
+		t.Errorf("input-required status message %q, want %q", got, "What is your name?")
+	}
+	if task.Status.Message != nil && task.Status.Message.Role != a2a.MessageRoleAgent {
+		t.Errorf("status message role %s, want %s", task.Status.Message.Role, a2a.MessageRoleAgent)
+	}
+
+	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart("Ada")),
+	})
+	if err != nil {
+		t.Fatalf("SendMessage(continuation): %v", err)
+	}
+	final := asTask(t, res)
+	if final.ID != task.ID || final.ContextID != task.ContextID {
+		t.Errorf("continuation answered task %s/%s, want %s/%s", final.ID, final.ContextID, task.ID, task.ContextID)
+	}
+	if final.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("final state %s, want %s", final.Status.State, a2a.TaskStateCompleted)
+	}
+	if got := artifactsText(final); got != "Hello, Ada!" {
+		t.Errorf("final artifact text %q, want %q", got, "Hello, Ada!")
+	}
+	calls := agent.callsFor(string(task.ID))
+	if len(calls) != 2 {
+		t.Fatalf("agent got %d call(s) for the task, want 2", len(calls))
+	}
+	want := []string{"user: ask", "agent: What is your name?"}
+	if got := calls[1].Req.historyText(); !slices.Equal(got, want) {
+		t.Errorf("second turn history %q, want %q", got, want)
+	}
+	if in, _ := calls[1].Req.inputText(); in != "Ada" {
+		t.Errorf("second turn input %q, want %q", in, "Ada")
+	}
+	w.requireDialect(t, s.version, s.methods("send")...)
+}
+
+func v2Cancel(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: userText("slow"),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		t.Fatalf("SendMessage(slow, returnImmediately): %v", err)
+	}
+	task := asTask(t, res)
+	if len(agent.waitCalls(string(task.ID), 1, 10*time.Second)) == 0 {
+		t.Fatalf("the agent never got the slow task %s", task.ID)
+	}
+	canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatalf("CancelTask: %v", err)
+	}
+	if canceled.ID != task.ID || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("CancelTask returned %s in state %s, want %s canceled", canceled.ID, canceled.Status.State, task.ID)
+	}
+	if !agent.waitCancelled(string(task.ID), 5*time.Second) {
+		t.Errorf("the agent's request context was not cancelled")
+	}
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatalf("GetTask after cancel: %v", err)
+	}
+	if got.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("GetTask after cancel: state %s, want %s", got.Status.State, a2a.TaskStateCanceled)
+	}
+	w.requireDialect(t, s.version, s.methods("send", "cancel", "get")...)
+}
+
+func v2Stream(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	var evs []event
+	for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: userText("stream 3")}) {
+		if err != nil {
+			t.Fatalf("SendStreamingMessage after %v: %v", evs, err)
+		}
+		evs = append(evs, v2Event(ev))
+	}
+	checkStream(t, evs, streamWant{
+		firstStates: []string{"submitted", "working"}, text: "chunk-1;chunk-2;chunk-3;",
+		workingFirst: true, final: "completed",
+	})
+	if len(evs) == 0 || t.Failed() {
+		return
+	}
+	task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(evs[0].TaskID)})
+	if err != nil {
+		t.Fatalf("GetTask after the stream: %v", err)
+	}
+	if task.Status.State != a2a.TaskStateCompleted || artifactsText(task) != "chunk-1;chunk-2;chunk-3;" {
+		t.Errorf("GetTask after the stream: state %s text %q, want completed %q",
+			task.Status.State, artifactsText(task), "chunk-1;chunk-2;chunk-3;")
+	}
+	if len(task.Artifacts) != 1 {
+		t.Errorf("task has %d artifacts, want the chunks in 1", len(task.Artifacts))
+	}
+	w.requireDialect(t, s.version, s.methods("stream", "get")...)
+	requireSSE(t, w, s.method["stream"])
+}
+
+// requireSSE checks the streaming RPC asked for and got an event stream.
+func requireSSE(t *testing.T, w *wire, method string) {
+	t.Helper()
+	for _, e := range w.rpcs() {
+		if e.rpcMethod() != method {
+			continue
+		}
+		if ct := e.RespHeader.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			t.Errorf("%s answered Content-Type %q, want text/event-stream", method, ct)
+		}
+		return
+	}
+	t.Errorf("no %s request was recorded", method)
+}
+
+func v2Subscribe(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	g := uniq(t)
+	defer agent.releaseGate(g)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: userText("gated " + g),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		t.Fatalf("SendMessage(gated, returnImmediately): %v", err)
+	}
+	task := asTask(t, res)
+	if !agent.awaitGate(g, 10*time.Second) {
+		t.Fatalf("the agent run never reached its gate")
+	}
+	var evs []event
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+		if err != nil {
+			t.Fatalf("SubscribeToTask after %v: %v", evs, err)
+		}
+		if len(evs) == 0 {
+			if tk, ok := ev.(*a2a.Task); ok && artifactsText(tk) != "part-1;" {
+				t.Errorf("subscribe's first Task carries artifact text %q, want the %q streamed so far", artifactsText(tk), "part-1;")
+			}
+			// Only now let the run go on, so the rest must arrive live.
+			agent.releaseGate(g)
+		}
+		evs = append(evs, v2Event(ev))
+	}
+	checkStream(t, evs, streamWant{
+		firstStates: []string{"working"}, text: "part-2;", firstAppend: true, final: "completed",
+	})
+	if len(evs) > 0 && evs[0].TaskID != string(task.ID) {
+		t.Errorf("subscribe stream is for task %s, want %s", evs[0].TaskID, task.ID)
+	}
+	w.requireDialect(t, s.version, s.methods("send", "subscribe")...)
+	requireSSE(t, w, s.method["subscribe"])
+}
+
+// v2SubscribeFinished: subscribing to a finished task is UnsupportedOperation
+// (-32004) in 1.0, delivered so that the streaming client reports it.
+func v2SubscribeFinished(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo done")})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task := asTask(t, res)
+	var gotErr error
+	n := 0
+	for _, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(gotErr, a2a.ErrUnsupportedOperation) {
+		t.Errorf("SubscribeToTask on a completed task: %d event(s), error %v; want %v", n, gotErr, a2a.ErrUnsupportedOperation)
+	}
+}
+
+func v2List(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo first")})
+	if err != nil {
+		t.Fatalf("SendMessage(first): %v", err)
+	}
+	first := asTask(t, res)
+	// A message with the context but no task id starts a new task in it.
+	m := userText("echo second")
+	m.ContextID = first.ContextID
+	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		t.Fatalf("SendMessage(second, same context): %v", err)
+	}
+	second := asTask(t, res)
+	if second.ID == first.ID || second.ContextID != first.ContextID {
+		t.Fatalf("second send gave task %s context %s, want a new task in context %s", second.ID, second.ContextID, first.ContextID)
+	}
+	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 10})
+	if err != nil {
+		t.Fatalf("ListTasks: %v", err)
+	}
+	var ids []a2a.TaskID
+	for _, tk := range list.Tasks {
+		ids = append(ids, tk.ID)
+		if tk.Status.State != a2a.TaskStateCompleted {
+			t.Errorf("listed task %s in state %s, want completed", tk.ID, tk.Status.State)
+		}
+		if tk.Artifacts != nil {
+			t.Errorf("listed task %s carries artifacts without includeArtifacts", tk.ID)
+		}
+	}
+	if want := []a2a.TaskID{second.ID, first.ID}; !slices.Equal(ids, want) {
+		t.Errorf("ListTasks(context) = %v, want %v (newest first)", ids, want)
+	}
+	if list.TotalSize != 2 || list.NextPageToken != "" {
+		t.Errorf("ListTasks totalSize %d nextPageToken %q, want 2 and none", list.TotalSize, list.NextPageToken)
+	}
+	w.requireDialect(t, s.version, s.methods("send", "list")...)
+}
