@@ -91,7 +91,9 @@ func TestSendMultiTurn(t *testing.T) {
 	h := newHarness(t, agent)
 	// Turn 1 ends in input-required; the blocking send returns then.
 	respc := make(chan map[string]any, 1)
-	go func() { respc <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")}) }()
+	go func() {
+		respc <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
+	}()
 	run := agent.next(t)
 	if len(run.req.History) != 0 {
 		t.Fatalf("first turn has history %v", run.req.History)
