@@ -85,7 +85,7 @@ func (c *CardServer) serveCard(w http.ResponseWriter, r *http.Request, rpcURL st
 		return
 	}
 	variant := docHybrid
-	if v, ok := protocol.ParseVersionHeader(r.Header.Get(versionHeader)); ok && v == protocol.V10 {
+	if v, ok := protocol.ParseVersionHeader(headerValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
 	doc := c.doc(rpcURL, variant)

@@ -14,13 +14,26 @@ var (
 	jsonContentType = []string{"application/json"}
 )
 
-// versionHeader is the A2A-Version request header.
-const versionHeader = "A2A-Version"
+// versionHeader is the A2A-Version request header; versionKey is its
+// canonical form, looked up directly because Header.Get would allocate to
+// canonicalize the mixed-case spelling on every request.
+const (
+	versionHeader = "A2A-Version"
+	versionKey    = "A2a-Version"
+)
+
+// headerValue is Header.Get for a key already in canonical form.
+func headerValue(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // requestedVersion is the A2A-Version a request names: the header, else
 // the query parameter of the same name, else "" (which means 0.3).
 func requestedVersion(r *http.Request) string {
-	if v := r.Header.Get(versionHeader); v != "" {
+	if v := headerValue(r.Header, versionKey); v != "" {
 		return v
 	}
 	if r.URL != nil && r.URL.RawQuery != "" {

@@ -19,6 +19,7 @@ var (
 	sseNoBuffering  = []string{"no"}
 	heartbeatFrame  = []byte(protocol.SSEHeartbeat)
 	lastEventHeader = "Last-Event-ID"
+	lastEventKey    = "Last-Event-Id" // canonical form of lastEventHeader
 )
 
 // sse writes one JSON-RPC SSE answer: every frame is a full JSON-RPC
@@ -146,7 +147,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 			return
 		}
 		task, snapID, after = rec.Task, rec.LastEventID, rec.LastEventID
-		if lei := r.Header.Get(lastEventHeader); lei != "" {
+		if lei := headerValue(r.Header, lastEventKey); lei != "" {
 			after = lei
 		}
 	}

@@ -365,9 +365,9 @@ func TestStreamErrors(t *testing.T) {
 	}{
 		{"unknown task", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"nope"}`)}, -32001, true, "TASK_NOT_FOUND"},
 		{"unknown task 0.3", req{owner: "alice", body: call("tasks/resubscribe", `{"id":"nope"}`)}, -32001, false, ""},
-		{"other owner", req{version: "1.0", owner: "bob", body: call("SubscribeToTask", `{"id":"` + doneID + `"}`)}, -32001, true, "TASK_NOT_FOUND"},
-		{"terminal", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"` + doneID + `"}`)}, -32004, true, "UNSUPPORTED_OPERATION"},
-		{"terminal 0.3", req{owner: "alice", body: call("tasks/resubscribe", `{"id":"` + doneID + `"}`)}, -32004, false, ""},
+		{"other owner", req{version: "1.0", owner: "bob", body: call("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32001, true, "TASK_NOT_FOUND"},
+		{"terminal", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32004, true, "UNSUPPORTED_OPERATION"},
+		{"terminal 0.3", req{owner: "alice", body: call("tasks/resubscribe", `{"id":"`+doneID+`"}`)}, -32004, false, ""},
 		{"bad params", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{}`)}, -32602, true, ""},
 		{"version", req{body: sendV10("SendStreamingMessage", "m", "", "")}, -32009, true, "VERSION_NOT_SUPPORTED"},
 		{"send to terminal", req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", `,"taskId":"`+doneID+`"`, "")}, -32004, true, "UNSUPPORTED_OPERATION"},
@@ -378,7 +378,7 @@ func TestStreamErrors(t *testing.T) {
 		})
 	}
 	t.Run("bad Last-Event-ID", func(t *testing.T) {
-		r := req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"` + irID + `"}`),
+		r := req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+irID+`"}`),
 			header: map[string]string{"Last-Event-ID": "not-an-id"}}
 		wantError(t, inputReq.streamError(r), -32602, 3, true, "")
 	})
