@@ -180,7 +180,9 @@ func decodeFileV03(v []byte, field string, p *Part) *Error {
 			}
 		case "uri":
 			hasURI = true
-			p.URL, e = readString(val, join(field, "uri"))
+			if p.URL, e = readString(val, join(field, "uri")); e == nil && p.URL == "" {
+				e = invalidField(join(field, "uri"), "must not be empty")
+			}
 		case "name":
 			p.Filename, e = readString(val, join(field, "name"))
 		case "mimeType", "mime_type":

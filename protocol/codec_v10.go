@@ -106,7 +106,9 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 		case "url":
 			members++
 			p.Kind = PartFile
-			p.URL, e = readString(val, join(field, "url"))
+			if p.URL, e = readString(val, join(field, "url")); e == nil && p.URL == "" {
+				e = invalidField(join(field, "url"), "must not be empty")
+			}
 		case "data":
 			members++
 			p.Kind = PartData

@@ -106,6 +106,8 @@ func TestDecodeSendErrors(t *testing.T) {
 		{"v10 part 0.3 shape", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"kind":"file","file":{"uri":"x"}}]}}`, "message.parts[0]"},
 		{"v10 raw bad", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":"%%%"}]}}`, "message.parts[0].raw"},
 		{"v10 raw number", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":12}]}}`, "message.parts[0].raw"},
+		{"v10 url empty", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"url":""}]}}`, "message.parts[0].url"},
+		{"v03 uri empty", CodecV03, `{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"uri":""}}]}}`, "message.parts[0].file.uri"},
 		{"v10 url number", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"url":12}]}}`, "message.parts[0].url"},
 		{"v10 filename number", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"url":"u","filename":1}]}}`, "message.parts[0].filename"},
 		{"v10 media_type number", CodecV10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"url":"u","media_type":1}]}}`, "message.parts[0].mediaType"},

@@ -1,0 +1,123 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// The fuzz targets check that no input panics the decoders, that every
+// error is a well-formed -32602/-32600/-32700 that renders to valid JSON in
+// both versions, and that whatever decodes re-encodes to valid JSON and
+// decodes back to the same message. Seeds live in testdata/fuzz/<name>.
+
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{}}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, e := DecodeRequest(body)
+		if req == nil {
+			t.Fatal("nil request")
+		}
+		if req.ID != nil {
+			switch kindOf(req.ID) {
+			case kindString, kindNumber, kindNull:
+			default:
+				t.Fatalf("bad id kind %q", req.ID)
+			}
+		}
+		for _, c := range []Codec{CodecV03, CodecV10} {
+			var out []byte
+			if e != nil {
+				out = AppendErrorResponse(nil, req.ID, c.AppendError(nil, e))
+			} else {
+				out = AppendResult(nil, req.ID, []byte(`{}`))
+			}
+			if !json.Valid(out) {
+				t.Fatalf("invalid response %s", out)
+			}
+		}
+		if e != nil {
+			switch e.Code {
+			case CodeParseError, CodeInvalidRequest, CodeInvalidParams:
+			default:
+				t.Fatalf("unexpected code %d", e.Code)
+			}
+			if e.Code == CodeParseError && json.Valid(body) {
+				t.Fatalf("valid JSON reported as parse error: %q", body)
+			}
+			return
+		}
+		if !json.Valid(body) || req.Method == "" {
+			t.Fatalf("accepted %q", body)
+		}
+		if req.Params != nil && (kindOf(req.Params) != kindObject || !json.Valid(req.Params)) {
+			t.Fatalf("params %q", req.Params)
+		}
+	})
+}
+
+func FuzzDecodeSendV03(f *testing.F) {
+	f.Add([]byte(`{"message":` + v03Msg + `}`))
+	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, CodecV03.(dialectCodec), params) })
+}
+
+func FuzzDecodeSendV10(f *testing.F) {
+	f.Add([]byte(`{"message":` + v10Msg + `}`))
+	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, CodecV10.(dialectCodec), params) })
+}
+
+func fuzzSend(t *testing.T, c dialectCodec, params []byte) {
+	p, err := c.DecodeSend(params)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidParams || len(e.Violations) == 0 || p != nil {
+			t.Fatalf("bad error %#v / %v", err, p)
+		}
+		for _, c := range []Codec{CodecV03, CodecV10} {
+			if out := c.AppendError(nil, e); !json.Valid(out) {
+				t.Fatalf("invalid error JSON %s", out)
+			}
+		}
+		return
+	}
+	m := p.Message
+	if m.ID == "" || m.Role != RoleUser || len(m.Parts) == 0 {
+		t.Fatalf("invalid message accepted: %+v", m)
+	}
+	enc := appendMessage(c.d, nil, &m)
+	if !json.Valid(enc) || bytes.ContainsAny(enc, "\r\n") {
+		t.Fatalf("invalid encoding %q", enc)
+	}
+	// Everything else in the params must encode as well.
+	task := Task{ID: "t", History: []Message{m}, Metadata: p.Metadata, Status: TaskStatus{State: StateWorking, Message: &m}}
+	if out := c.AppendTask(nil, &task); !json.Valid(out) {
+		t.Fatalf("invalid task encoding %q", out)
+	}
+	back, e := decodeMessage(c.d, enc, "message")
+	if e != nil {
+		t.Fatalf("re-decode failed: %v\n%s", e, enc)
+	}
+	normalise(&m)
+	normalise(&back)
+	if !reflect.DeepEqual(m, back) {
+		t.Fatalf("round trip differs:\n got %+v\nwant %+v\n json %s", back, m, enc)
+	}
+}
+
+// normalise puts raw JSON members into the form the encoder writes, so a
+// round trip compares values rather than whitespace.
+func normalise(m *Message) {
+	n := func(r json.RawMessage) json.RawMessage {
+		if r == nil {
+			return nil
+		}
+		return appendRawJSON(nil, r)
+	}
+	m.Metadata = n(m.Metadata)
+	for i := range m.Parts {
+		m.Parts[i].Metadata = n(m.Parts[i].Metadata)
+		m.Parts[i].Data = n(m.Parts[i].Data)
+	}
+}
