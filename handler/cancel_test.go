@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store/memory"
 )
 
 func TestCancelAbortsUpstream(t *testing.T) {
@@ -95,4 +98,55 @@ func TestRunnerCloseEndsRuns(t *testing.T) {
 	// A send after Close is refused and leaves no task behind running.
 	resp = h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m2", "", "")})
 	wantError(t, resp, -32603, 7, true, "")
+}
+
+func TestCancelRacesChunks(t *testing.T) {
+	// An agent that produces chunks as fast as the run takes them.
+	agent := &fakeAgent{runs: make(chan *fakeRun, 1)}
+	h := newHarness(t, agent)
+	id, run := startTask(t, h, agent)
+	go func() {
+		for {
+			select {
+			case run.steps <- text("x"):
+			case <-run.ctx.Done():
+				return
+			}
+		}
+	}()
+	waitFor(t, "some chunks", func() bool {
+		evs, _ := h.store.Events(context.Background(), id, "", false)
+		return len(evs) > 10
+	})
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel answered %s", got)
+	}
+	<-run.ctx.Done()
+	waitFor(t, "run to end", func() bool { return runnerIdle(h.runner) })
+	evs, err := h.store.Events(context.Background(), id, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1].Event.Status
+	if last == nil || last.Status.State != protocol.StateCanceled || !last.Final {
+		t.Fatalf("the canceled status must be the last event; got %+v", evs[len(evs)-1].Event)
+	}
+}
+
+func TestEventLogBoundFailsTask(t *testing.T) {
+	steps := make([]step, 50)
+	for i := range steps {
+		steps[i] = text("x")
+	}
+	h := newHarness(t, scriptAgent(steps...))
+	// Swap in a store with a small log bound.
+	small := memory.New(memory.Options{MaxEventsPerTask: 10})
+	defer small.Close()
+	h.ep.opts.Store = small
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
+	task := at(t, resp, "result", "task")
+	if str(t, task, "status", "state") != "TASK_STATE_FAILED" || str(t, task, "status", "message", "parts", 0, "text") != failedText {
+		t.Fatalf("task %v", task)
+	}
 }
