@@ -160,6 +160,14 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"}))
 		return
 	}
+	if err == nil && after != snapID && !hasEventID(first, snapID) {
+		// Last-Event-ID is well formed but not a position before the
+		// snapshot in this log (past its end, or another task's): replaying
+		// from it would never reach the snapshot, so tail from the snapshot
+		// as if no Last-Event-ID had been sent.
+		after = snapID
+		first, err = e.opts.Store.Events(ctx, task.ID, after, false)
+	}
 	if err != nil {
 		s.fail(storeError(e.log, "read task events", task.ID, err))
 		return
@@ -226,4 +234,13 @@ func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]
 			return nil, err
 		}
 	}
+}
+
+func hasEventID(evs []store.StoredEvent, id string) bool {
+	for i := range evs {
+		if evs[i].ID == id {
+			return true
+		}
+	}
+	return false
 }

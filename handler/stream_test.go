@@ -393,3 +393,23 @@ func TestStreamErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestSubscribeLastEventIDPastEnd(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarness(t, agent)
+	id, run := startTask(t, h, agent)
+	waitFor(t, "working", func() bool {
+		evs, _ := h.store.Events(context.Background(), id, "", false)
+		return len(evs) == 2
+	})
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`),
+		header: map[string]string{"Last-Event-ID": "999"}})
+	if f, _ := s.event(t); f.id != "2" {
+		t.Fatalf("Task frame id %q", f.id)
+	}
+	close(run.steps)
+	fs, ms := s.rest(t)
+	if len(fs) != 1 || fs[0].id != "3" || str(t, ms[0], "result", "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("frames %v", fs)
+	}
+}
