@@ -98,7 +98,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		var e *Error
 		switch string(key) {
 		case "kind":
-			kind, e = readString(val, join(field, "kind"))
+			kind, e = readString(val, field, "kind")
 		case "text":
 			text = val
 		case "file":
@@ -106,7 +106,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		case "data":
 			data = val
 		case "metadata":
-			p.Metadata, e = readObject(val, join(field, "metadata"))
+			p.Metadata, e = readObject(val, field, "metadata")
 		}
 		if e != nil {
 			return p, e
@@ -131,7 +131,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		if text == nil {
 			return p, invalidField(join(field, "text"), "is required")
 		}
-		p.Text, e = readString(text, join(field, "text"))
+		p.Text, e = readString(text, field, "text")
 	case "file":
 		p.Kind = PartFile
 		if file == nil {
@@ -143,7 +143,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		if data == nil {
 			return p, invalidField(join(field, "data"), "is required")
 		}
-		p.Data, e = readObject(data, join(field, "data"))
+		p.Data, e = readObject(data, field, "data")
 	default:
 		return p, invalidField(join(field, "kind"), `must be "text", "file" or "data"`)
 	}
@@ -170,7 +170,7 @@ func decodeFileV03(v []byte, field string, p *Part) *Error {
 		case "bytes":
 			hasBytes = true
 			var s string
-			if s, e = readString(val, join(field, "bytes")); e == nil {
+			if s, e = readString(val, field, "bytes"); e == nil {
 				var ok bool
 				if p.Raw, ok = decodeBase64(s); !ok {
 					e = invalidField(join(field, "bytes"), "must be base64")
@@ -180,13 +180,13 @@ func decodeFileV03(v []byte, field string, p *Part) *Error {
 			}
 		case "uri":
 			hasURI = true
-			if p.URL, e = readString(val, join(field, "uri")); e == nil && p.URL == "" {
+			if p.URL, e = readString(val, field, "uri"); e == nil && p.URL == "" {
 				e = invalidField(join(field, "uri"), "must not be empty")
 			}
 		case "name":
-			p.Filename, e = readString(val, join(field, "name"))
+			p.Filename, e = readString(val, field, "name")
 		case "mimeType", "mime_type":
-			p.MediaType, e = readString(val, join(field, "mimeType"))
+			p.MediaType, e = readString(val, field, "mimeType")
 		}
 		if e != nil {
 			return e

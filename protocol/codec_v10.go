@@ -90,12 +90,12 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 		case "text":
 			members++
 			p.Kind = PartText
-			p.Text, e = readString(val, join(field, "text"))
+			p.Text, e = readString(val, field, "text")
 		case "raw":
 			members++
 			p.Kind = PartFile
 			var s string
-			if s, e = readString(val, join(field, "raw")); e == nil {
+			if s, e = readString(val, field, "raw"); e == nil {
 				var ok bool
 				if p.Raw, ok = decodeBase64(s); !ok {
 					e = invalidField(join(field, "raw"), "must be base64")
@@ -106,7 +106,7 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 		case "url":
 			members++
 			p.Kind = PartFile
-			if p.URL, e = readString(val, join(field, "url")); e == nil && p.URL == "" {
+			if p.URL, e = readString(val, field, "url"); e == nil && p.URL == "" {
 				e = invalidField(join(field, "url"), "must not be empty")
 			}
 		case "data":
@@ -114,11 +114,11 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 			p.Kind = PartData
 			p.Data = append([]byte(nil), val...)
 		case "metadata":
-			p.Metadata, e = readObject(val, join(field, "metadata"))
+			p.Metadata, e = readObject(val, field, "metadata")
 		case "filename":
-			p.Filename, e = readString(val, join(field, "filename"))
+			p.Filename, e = readString(val, field, "filename")
 		case "mediaType", "media_type":
-			p.MediaType, e = readString(val, join(field, "mediaType"))
+			p.MediaType, e = readString(val, field, "mediaType")
 		}
 		if e != nil {
 			return p, e

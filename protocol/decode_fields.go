@@ -31,77 +31,78 @@ func indexPath(prefix string, i int) string {
 
 func isNull(v []byte) bool { return kindOf(v) == kindNull }
 
+// The readers take the field path as parent and name, joined only when
+// there is an error to report: the happy path builds no strings.
+
 // readString reads a JSON string.
-func readString(v []byte, field string) (string, *Error) {
-	if kindOf(v) != kindString {
-		return "", invalidField(field, "must be a string")
+func readString(v []byte, parent, name string) (string, *Error) {
+	if kindOf(v) == kindString {
+		if s, ok := unquote(v); ok {
+			return s, nil
+		}
 	}
-	s, ok := unquote(v)
-	if !ok {
-		return "", invalidField(field, "must be a string")
-	}
-	return s, nil
+	return "", invalidField(join(parent, name), "must be a string")
 }
 
 // readBool reads a JSON boolean.
-func readBool(v []byte, field string) (bool, *Error) {
+func readBool(v []byte, parent, name string) (bool, *Error) {
 	switch string(v) {
 	case "true":
 		return true, nil
 	case "false":
 		return false, nil
 	}
-	return false, invalidField(field, "must be a boolean")
+	return false, invalidField(join(parent, name), "must be a boolean")
 }
 
 // readInt32 reads an int32: a JSON number with no fractional part or, as
 // ProtoJSON allows, the same number in a string.
-func readInt32(v []byte, field string) (int, *Error) {
+func readInt32(v []byte, parent, name string) (int, *Error) {
 	lit := v
 	if kindOf(v) == kindString {
 		s, ok := plainString(v)
 		if !ok {
-			return 0, invalidField(field, "must be an integer")
+			return 0, invalidField(join(parent, name), "must be an integer")
 		}
 		lit = s
 	} else if kindOf(v) != kindNumber {
-		return 0, invalidField(field, "must be an integer")
+		return 0, invalidField(join(parent, name), "must be an integer")
 	}
 	if n, err := strconv.ParseInt(string(lit), 10, 32); err == nil {
 		return int(n), nil
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-		return 0, invalidField(field, "must be an integer")
+		return 0, invalidField(join(parent, name), "must be an integer")
 	}
 	return int(f), nil
 }
 
 // readNonNegative reads an int32 that may not be negative (historyLength).
-func readNonNegative(v []byte, field string) (*int, *Error) {
-	n, e := readInt32(v, field)
+func readNonNegative(v []byte, parent, name string) (*int, *Error) {
+	n, e := readInt32(v, parent, name)
 	if e != nil {
 		return nil, e
 	}
 	if n < 0 {
-		return nil, invalidField(field, "must not be negative")
+		return nil, invalidField(join(parent, name), "must not be negative")
 	}
 	return &n, nil
 }
 
 // readObject copies a JSON object (metadata, push config): the copy keeps
 // the neutral model independent of the request body buffer.
-func readObject(v []byte, field string) (json.RawMessage, *Error) {
+func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
 	if kindOf(v) != kindObject {
-		return nil, invalidField(field, "must be an object")
+		return nil, invalidField(join(parent, name), "must be an object")
 	}
 	return append(json.RawMessage(nil), v...), nil
 }
 
 // readStrings reads an array of strings.
-func readStrings(v []byte, field string) ([]string, *Error) {
+func readStrings(v []byte, parent, name string) ([]string, *Error) {
 	if kindOf(v) != kindArray {
-		return nil, invalidField(field, "must be an array of strings")
+		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	var out []string
 	it := newArrIter(v)
@@ -110,14 +111,17 @@ func readStrings(v []byte, field string) ([]string, *Error) {
 		if !ok {
 			break
 		}
-		s, e := readString(el, indexPath(field, i))
+		if kindOf(el) != kindString {
+			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
+		}
+		s, e := readString(el, parent, name)
 		if e != nil {
 			return nil, e
 		}
 		out = append(out, s)
 	}
 	if it.bad {
-		return nil, invalidField(field, "must be an array of strings")
+		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	return out, nil
 }
@@ -131,7 +135,7 @@ func checkParams(params []byte) ([]byte, *Error) {
 	if len(p) == 0 || isNull(p) {
 		return []byte("{}"), nil
 	}
-	if !json.Valid(p) {
+	if _, ok := validJSON(p); !ok {
 		return nil, ErrInvalidParams("params must be valid JSON", FieldViolation{Field: "params", Description: "must be valid JSON"})
 	}
 	if kindOf(p) != kindObject {

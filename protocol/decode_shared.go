@@ -25,11 +25,11 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 		var e *Error
 		switch string(key) {
 		case "messageId", "message_id":
-			m.ID, e = readString(val, join(field, "messageId"))
+			m.ID, e = readString(val, field, "messageId")
 		case "contextId", "context_id":
-			m.ContextID, e = readString(val, join(field, "contextId"))
+			m.ContextID, e = readString(val, field, "contextId")
 		case "taskId", "task_id":
-			m.TaskID, e = readString(val, join(field, "taskId"))
+			m.TaskID, e = readString(val, field, "taskId")
 		case "role":
 			r, ok := d.parseRole(val)
 			if !ok {
@@ -39,14 +39,14 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 		case "parts":
 			m.Parts, e = decodeParts(d, val, join(field, "parts"))
 		case "metadata":
-			m.Metadata, e = readObject(val, join(field, "metadata"))
+			m.Metadata, e = readObject(val, field, "metadata")
 		case "extensions":
-			m.Extensions, e = readStrings(val, join(field, "extensions"))
+			m.Extensions, e = readStrings(val, field, "extensions")
 		case "referenceTaskIds", "reference_task_ids":
-			m.ReferenceTaskIDs, e = readStrings(val, join(field, "referenceTaskIds"))
+			m.ReferenceTaskIDs, e = readStrings(val, field, "referenceTaskIds")
 		case "kind":
 			if d.tagged {
-				if s, _ := readString(val, ""); s != "message" {
+				if s, _ := readString(val, "", ""); s != "message" {
 					e = invalidField(join(field, "kind"), `must be "message"`)
 				}
 			}
@@ -128,9 +128,9 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 		case "configuration":
 			e = decodeSendConfig(d, val, sp)
 		case "metadata":
-			sp.Metadata, e = readObject(val, "metadata")
+			sp.Metadata, e = readObject(val, "", "metadata")
 		case "tenant":
-			sp.Tenant, e = readString(val, "tenant")
+			sp.Tenant, e = readString(val, "", "tenant")
 		}
 		if e != nil {
 			return nil, e
@@ -165,20 +165,20 @@ func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 		var e *Error
 		switch k := string(key); k {
 		case "acceptedOutputModes", "accepted_output_modes":
-			sp.AcceptedOutputModes, e = readStrings(val, join(field, "acceptedOutputModes"))
+			sp.AcceptedOutputModes, e = readStrings(val, field, "acceptedOutputModes")
 		case "historyLength", "history_length":
-			sp.HistoryLength, e = readNonNegative(val, join(field, "historyLength"))
+			sp.HistoryLength, e = readNonNegative(val, field, "historyLength")
 		default:
 			switch {
 			case k == "":
 			case k == d.blockingKey:
-				sp.Blocking, e = readBool(val, join(field, d.blockingKey))
+				sp.Blocking, e = readBool(val, field, d.blockingKey)
 			case k == d.immediateKey[0] || k == d.immediateKey[1]:
 				var imm bool
-				imm, e = readBool(val, join(field, d.immediateKey[0]))
+				imm, e = readBool(val, field, d.immediateKey[0])
 				sp.Blocking = !imm
 			case k == d.pushKey[0] || k == d.pushKey[1]:
-				sp.Push, e = readObject(val, join(field, d.pushKey[0]))
+				sp.Push, e = readObject(val, field, d.pushKey[0])
 			}
 		}
 		if e != nil {
@@ -206,11 +206,11 @@ func decodeGetTask(d *dialect, params []byte) (*GetTaskParams, *Error) {
 		}
 		switch string(key) {
 		case "id":
-			gp.ID, e = readString(val, "id")
+			gp.ID, e = readString(val, "", "id")
 		case "historyLength", "history_length":
-			gp.HistoryLength, e = readNonNegative(val, "historyLength")
+			gp.HistoryLength, e = readNonNegative(val, "", "historyLength")
 		case "tenant":
-			gp.Tenant, e = readString(val, "tenant")
+			gp.Tenant, e = readString(val, "", "tenant")
 		}
 		if e != nil {
 			return nil, e
@@ -240,11 +240,11 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 		}
 		switch string(key) {
 		case "id":
-			tp.ID, e = readString(val, "id")
+			tp.ID, e = readString(val, "", "id")
 		case "metadata":
-			tp.Metadata, e = readObject(val, "metadata")
+			tp.Metadata, e = readObject(val, "", "metadata")
 		case "tenant":
-			tp.Tenant, e = readString(val, "tenant")
+			tp.Tenant, e = readString(val, "", "tenant")
 		}
 		if e != nil {
 			return nil, e
@@ -281,9 +281,9 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 		}
 		switch string(key) {
 		case "tenant":
-			lp.Tenant, e = readString(val, "tenant")
+			lp.Tenant, e = readString(val, "", "tenant")
 		case "contextId", "context_id":
-			lp.ContextID, e = readString(val, "contextId")
+			lp.ContextID, e = readString(val, "", "contextId")
 		case "status":
 			s, ok := d.parseState(val)
 			if !ok {
@@ -291,17 +291,17 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 			}
 			lp.Status = s
 		case "pageSize", "page_size":
-			lp.PageSize, e = readInt32(val, "pageSize")
+			lp.PageSize, e = readInt32(val, "", "pageSize")
 			if e == nil && (lp.PageSize < 0 || lp.PageSize > MaxPageSize) {
 				e = invalidField("pageSize", "must be between 1 and 100")
 			}
 		case "pageToken", "page_token":
-			lp.PageToken, e = readString(val, "pageToken")
+			lp.PageToken, e = readString(val, "", "pageToken")
 		case "historyLength", "history_length":
-			lp.HistoryLength, e = readNonNegative(val, "historyLength")
+			lp.HistoryLength, e = readNonNegative(val, "", "historyLength")
 		case "statusTimestampAfter", "status_timestamp_after":
 			var s string
-			s, e = readString(val, "statusTimestampAfter")
+			s, e = readString(val, "", "statusTimestampAfter")
 			if e == nil {
 				t, ok := parseTimestamp(s)
 				if !ok {
@@ -310,7 +310,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 				lp.StatusTimestampAfter = &t
 			}
 		case "includeArtifacts", "include_artifacts":
-			lp.IncludeArtifacts, e = readBool(val, "includeArtifacts")
+			lp.IncludeArtifacts, e = readBool(val, "", "includeArtifacts")
 		}
 		if e != nil {
 			return nil, e

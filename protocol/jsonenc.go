@@ -92,14 +92,14 @@ func appendRawJSON(dst []byte, raw []byte) []byte {
 	if len(raw) == 0 {
 		return append(dst, "null"...)
 	}
-	if utf8.Valid(raw) && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 && json.Valid(raw) {
+	if _, ok := validJSON(raw); ok && utf8.Valid(raw) && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
 		return append(dst, trimSpace(raw)...)
 	}
 	return appendRawSlow(dst, raw)
 }
 
 func appendRawSlow(dst, raw []byte) []byte {
-	if !json.Valid(raw) {
+	if _, ok := validJSON(raw); !ok {
 		return append(dst, "null"...)
 	}
 	if utf8.Valid(raw) {

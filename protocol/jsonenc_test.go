@@ -122,6 +122,5 @@ func TestScannersTolerateMalformedInput(t *testing.T) {
 				break
 			}
 		}
-		_ = depthExceeds([]byte(in), 1)
 	}
 }

@@ -52,7 +52,8 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		maxDepth = DefaultMaxDepth
 	}
 	req := &Request{}
-	if !json.Valid(body) {
+	depth, valid := validJSON(body)
+	if !valid {
 		return req, ErrParse()
 	}
 	obj := trimSpace(body)
@@ -110,7 +111,7 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		return req, ErrInvalidRequest("method must be a non-empty string")
 	}
 	req.Method = m
-	if depthExceeds(obj, maxDepth) {
+	if depth > maxDepth {
 		return req, ErrInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels")
 	}
 	switch kindOf(params) {

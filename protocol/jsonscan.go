@@ -12,7 +12,7 @@ import (
 // version has one), and an error can name the precise field path.
 //
 // Every scanner tolerates malformed input (it reports failure, never
-// panics or loops), but callers validate with json.Valid first so that a
+// panics or loops), but callers validate with validJSON first so that a
 // malformed document is a parse error, not a confusing field error.
 
 // jsonKind is the type of a JSON value, told by its first byte.
@@ -280,29 +280,4 @@ func unquoteSlow(q []byte) (string, bool) {
 		return "", false
 	}
 	return out, true
-}
-
-// depthExceeds reports whether the JSON text b nests arrays and objects
-// deeper than max. It is one pass over the bytes with no allocation, cheap
-// enough to run before any decoder recurses into the document.
-func depthExceeds(b []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			e := stringEnd(b, i)
-			if e < 0 {
-				return false
-			}
-			i = e - 1
-		case '{', '[':
-			depth++
-			if depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
 }

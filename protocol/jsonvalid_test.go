@@ -1,0 +1,65 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// refDepth is the nesting depth of valid JSON, by a plain recursive walk
+// over the decoded value.
+func refDepth(v any) int {
+	d := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, refDepth(e))
+		}
+		return d + 1
+	case []any:
+		for _, e := range x {
+			d = max(d, refDepth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
+
+func checkValidJSON(t *testing.T, in []byte) {
+	t.Helper()
+	depth, ok := validJSON(in)
+	if want := json.Valid(in); ok != want {
+		t.Fatalf("validJSON(%q) = %v, json.Valid %v", in, ok, want)
+	}
+	if !ok {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(in, &v); err != nil {
+		return // beyond encoding/json's own depth limit
+	}
+	if want := refDepth(v); depth != want {
+		t.Fatalf("validJSON(%q) depth %d, want %d", in, depth, want)
+	}
+}
+
+var validJSONSeeds = []string{
+	``, ` `, `{}`, `[]`, `[[]]`, `{"a":[{"b":{}}]}`, `1`, `-0`, `-0.5e+10`, `01`, `1.`, `.5`, `1e`, `-`, `--1`,
+	`"a\u00e9\n"`, `"\u12"`, `"\x"`, "\"\t\"", `"\/"`, `true`, `tru`, `nul`, `null `, ` null x`, `[1,]`, `[,1]`,
+	`{"a"}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a" : 1 , "b" : [ true , false , null ] }`, `{1:2}`, `[}`, `{]`,
+	`{"a":1}}`, `[1]]`, "\xff", `"\xff"`, strings.Repeat("[", 70) + strings.Repeat("]", 70), `[1 2]`, `{"a":1 "b":2}`,
+	"{\"a\":\"\x7f\"}", `1E5`, `1e-0`, `[-]`, `["a",{"b":["c"]}]`,
+}
+
+func TestValidJSON(t *testing.T) {
+	for _, s := range validJSONSeeds {
+		checkValidJSON(t, []byte(s))
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range validJSONSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { checkValidJSON(t, in) })
+}
