@@ -4,6 +4,28 @@
 // cancel, and the Agent Card HTTP answer. It never imports Caddy: the Caddy
 // module hands it the caller identity, the body already read under a limit,
 // and a context that ends when the config is unloaded.
+//
+// Choices the specification leaves open, made here once for both versions:
+//
+//   - A PascalCase (1.0) method without A2A-Version is -32009, as in
+//     a2a-python: an absent header means 0.3. The message names the header
+//     to send, and the error is encoded as 1.0 because the caller is a 1.0
+//     client that forgot it.
+//   - A message to a task that is still submitted or working is -32004,
+//     like one to a terminal task: only interrupted tasks (input-required,
+//     auth-required) take a new turn, so two runs never write one task.
+//   - Streams close after a terminal or input-required status; auth-required
+//     keeps them open (credentials arrive out of band, A2A 1.0 §7.6.1). A
+//     subscribe to a task that is already input-required gets the Task and
+//     the stream closes at once.
+//   - A cancel is recorded by the cancel request itself, then signalled to
+//     the run, so its answer is always the canceled task.
+//   - ListTasks for an anonymous caller is an empty list: anonymous callers
+//     share the owner "" and must not see each other's tasks.
+//   - Every stream event is also stored, so a resubscribe replays exactly
+//     what a live stream carried; a Last-Event-ID that is not a position
+//     before the current snapshot is ignored (the stream tails from the
+//     snapshot) rather than replaying nothing forever.
 package handler
 
 import (
