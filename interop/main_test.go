@@ -53,6 +53,7 @@ func caddyfile(agentURL string) string {
 	}
 	site := func(port int, versions string) string {
 		return fmt.Sprintf(`http://127.0.0.1:%d {
+	bind 127.0.0.1
 	a2a {
 		upstream %s
 		spec_version %s

@@ -21,7 +21,7 @@ type v2Setup struct {
 	// connect resolves the card from base and builds a client whose HTTP goes
 	// through w.
 	connect func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client
-	// version is the A2A-Version header every RPC must carry ("" for 0.3).
+	// version is the A2A-Version header every RPC must carry.
 	version string
 	// method maps an operation to the JSON-RPC method name of the dialect.
 	method map[string]string
@@ -72,7 +72,8 @@ var v2Setups = []v2Setup{
 			}
 			return c
 		},
-		version: "",
+		// The v2 client stamps its negotiated version on every call, 0.3 too.
+		version: "0.3",
 		method: map[string]string{
 			"send": "message/send", "stream": "message/stream", "get": "tasks/get",
 			"cancel": "tasks/cancel", "subscribe": "tasks/resubscribe",
