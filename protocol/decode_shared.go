@@ -262,14 +262,15 @@ const (
 	MaxPageSize     = 100
 )
 
-// decodeListTasks reads ListTasks params. pageSize 0 is proto3's "not set"
-// and gets the default; anything else outside 1..100 is -32602.
+// decodeListTasks reads ListTasks params. page_size is a proto3 optional
+// field, so presence counts: absent (or null) gets the default of 50, and
+// any given value outside 1..100, 0 included, is -32602.
 func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 	p, e := checkParams(params)
 	if e != nil {
 		return nil, e
 	}
-	lp := &ListTasksParams{}
+	lp := &ListTasksParams{PageSize: DefaultPageSize}
 	it := newObjIter(p)
 	for {
 		key, val, ok := it.next()
@@ -292,7 +293,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 			lp.Status = s
 		case "pageSize", "page_size":
 			lp.PageSize, e = readInt32(val, "", "pageSize")
-			if e == nil && (lp.PageSize < 0 || lp.PageSize > MaxPageSize) {
+			if e == nil && (lp.PageSize < 1 || lp.PageSize > MaxPageSize) {
 				e = invalidField("pageSize", "must be between 1 and 100")
 			}
 		case "pageToken", "page_token":
@@ -315,9 +316,6 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 		if e != nil {
 			return nil, e
 		}
-	}
-	if lp.PageSize == 0 {
-		lp.PageSize = DefaultPageSize
 	}
 	return lp, nil
 }

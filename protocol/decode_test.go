@@ -335,7 +335,8 @@ func TestDecodeListTasks(t *testing.T) {
 	}{
 		{``, ListTasksParams{PageSize: 50}, ""},
 		{`{}`, ListTasksParams{PageSize: 50}, ""},
-		{`{"pageSize":0}`, ListTasksParams{PageSize: 50}, ""},
+		{`{"pageSize":null}`, ListTasksParams{PageSize: 50}, ""},
+		{`{"pageSize":0}`, ListTasksParams{}, "pageSize"},
 		{`{"pageSize":1}`, ListTasksParams{PageSize: 1}, ""},
 		{`{"page_size":"100"}`, ListTasksParams{PageSize: 100}, ""},
 		{`{"tenant":"a","contextId":"c","status":"TASK_STATE_WORKING","pageToken":"tok","historyLength":0,"statusTimestampAfter":"2026-01-02T03:04:05Z","includeArtifacts":true}`,
