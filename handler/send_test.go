@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -262,4 +264,50 @@ func TestRunArtifactsAndParts(t *testing.T) {
 		str(t, arts[1], "artifactId") == str(t, main, "artifactId") {
 		t.Fatalf("separate artifact %v", arts[1])
 	}
+}
+
+func TestSendBlockingEndsOnDone(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarness(t, agent)
+	respc := make(chan map[string]any, 1)
+	go func() { respc <- h.rpc(req{version: "1.0", owner: "a", body: sendV10("SendMessage", "m", "", "")}) }()
+	run := agent.next(t)
+	h.closeDone()
+	resp := <-respc
+	if got := str(t, resp, "result", "task", "status", "state"); got != "TASK_STATE_WORKING" {
+		t.Fatalf("state %s", got)
+	}
+	id := str(t, resp, "result", "task", "id")
+	close(run.steps)
+	waitFor(t, "task completed", func() bool {
+		rec, err := h.store.Get(context.Background(), "a", id)
+		return err == nil && rec.Task.Status.State == protocol.StateCompleted
+	})
+}
+
+func TestSendBlockingClientGone(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarness(t, agent)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		hr, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL, strings.NewReader(sendV10("SendMessage", "m", "", "")))
+		hr.Header.Set("A2A-Version", "1.0")
+		resp, err := h.srv.Client().Do(hr)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	run := agent.next(t)
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("request succeeded after cancel")
+	}
+	run.send(t, text("still"))
+	close(run.steps)
+	waitFor(t, "task completed", func() bool {
+		rec, err := h.store.Get(context.Background(), "", run.req.TaskID)
+		return err == nil && rec.Task.Status.State == protocol.StateCompleted
+	})
 }

@@ -220,7 +220,7 @@ func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (
 	}
 	t := s.task
 	if p.Blocking {
-		if err := e.waitSettled(ctx, t.ID, s.lastEventID); err != nil && ctx.Err() == nil {
+		if err := e.waitSettled(ctx, t.ID, s.lastEventID); err != nil {
 			return nil, storeError(e.log, "wait for task", t.ID, err)
 		}
 		// The wait may have ended with the request; the run goes on and
@@ -236,14 +236,17 @@ func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (
 }
 
 // waitSettled reads task id's log after the event after until a status
-// event settles the task. It returns nil when it did, or the error that
-// ended the wait (ctx's when the request or config ended).
+// event settles the task, the request ends or the config is unloaded; it
+// returns an error only when the store failed.
 func (e *Endpoint) waitSettled(ctx context.Context, id, after string) error {
 	ctx, cancel := withDone(ctx, e.opts.Done)
 	defer cancel()
 	for {
 		evs, err := e.opts.Store.Events(ctx, id, after, true)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return err
 		}
 		for i := range evs {
