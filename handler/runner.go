@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -139,15 +138,10 @@ func (ru *run) execute(base context.Context) {
 		ru.fail(err, "")
 		return
 	}
-	var once sync.Once
-	closeStream := func() { once.Do(func() { _ = stream.Close() }) }
-	// Next may block on the network: closing the stream when ctx ends
-	// unblocks it even for an Agent that ignores ctx while reading.
-	stopAfter := context.AfterFunc(ctx, closeStream)
-	defer func() {
-		stopAfter()
-		closeStream()
-	}()
+	// Only this goroutine touches the stream: the Stream contract does not
+	// promise a Close concurrent with Next. A cancel reaches a blocked Next
+	// through ctx, which per the Agent contract aborts the upstream call.
+	defer stream.Close()
 
 	for {
 		ev, err := stream.Next()
