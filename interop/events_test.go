@@ -26,6 +26,8 @@ func (e event) String() string {
 		return fmt.Sprintf("artifact(%s append=%v %q)", e.ArtifactID, e.Append, e.Text)
 	case "status":
 		return fmt.Sprintf("status(%s final=%v %q)", e.State, e.Final, e.Text)
+	case "task":
+		return fmt.Sprintf("task(%s artifacts=%q)", e.State, e.Text)
 	default:
 		return fmt.Sprintf("%s(%s)", e.Kind, e.State)
 	}
@@ -42,11 +44,14 @@ func normState(s string) string {
 type streamWant struct {
 	// firstStates are the states the leading Task event may carry.
 	firstStates []string
-	// text is the concatenation of every artifact update's text, in order.
+	// text is the artifact text a client ends with: the leading Task's
+	// artifacts followed by every artifact update's text, in order. A
+	// subscribe may start from a snapshot that already holds some chunks, or
+	// from an older one followed by the events after it; both must add up.
 	text string
-	// firstAppend is the append flag of the first artifact update: false when
-	// the stream creates the artifact, true when it continues one (subscribe).
-	firstAppend bool
+	// liveTail, if set, must end the updates' text: chunks the agent produced
+	// only after the subscription started, so they cannot be in the snapshot.
+	liveTail string
 	// workingFirst requires a working status update before the first artifact.
 	workingFirst bool
 	// final is the state of the last status update.
@@ -91,6 +96,10 @@ func checkStream(t *testing.T, evs []event, want streamWant) {
 	}
 
 	var text strings.Builder
+	text.WriteString(first.Text)
+	// The first update creates the artifact unless the snapshot already has it.
+	firstAppend := first.Text != ""
+	var updates strings.Builder
 	var artifactID string
 	sawWorking, sawArtifact := false, false
 	for i, e := range body {
@@ -113,8 +122,8 @@ func checkStream(t *testing.T, evs []event, want streamWant) {
 			}
 		case "artifact":
 			if !sawArtifact {
-				if e.Append != want.firstAppend {
-					t.Errorf("first artifact update append=%v, want %v", e.Append, want.firstAppend)
+				if e.Append != firstAppend {
+					t.Errorf("first artifact update append=%v, want %v (leading Task has artifact text %q)", e.Append, firstAppend, first.Text)
 				}
 				artifactID = e.ArtifactID
 			} else {
@@ -127,6 +136,7 @@ func checkStream(t *testing.T, evs []event, want streamWant) {
 			}
 			sawArtifact = true
 			text.WriteString(e.Text)
+			updates.WriteString(e.Text)
 		default:
 			t.Errorf("event %d is %s: only status and artifact updates may follow the Task", i+1, e)
 		}
@@ -135,6 +145,9 @@ func checkStream(t *testing.T, evs []event, want streamWant) {
 		t.Errorf("no working status update before the first artifact update")
 	}
 	if got := text.String(); got != want.text {
-		t.Errorf("artifact updates carried %q, want %q", got, want.text)
+		t.Errorf("leading Task %q + artifact updates %q = %q, want %q", first.Text, updates.String(), got, want.text)
+	}
+	if !strings.HasSuffix(updates.String(), want.liveTail) {
+		t.Errorf("artifact updates carried %q, want them to end with the live chunk %q", updates.String(), want.liveTail)
 	}
 }

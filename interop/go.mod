@@ -9,6 +9,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/caddy-a2a/caddy-a2a v0.0.0-00010101000000-000000000000
 	github.com/caddyserver/caddy/v2 v2.11.9
+	golang.org/x/crypto v0.57.0
 )
 
 require (
@@ -157,7 +158,6 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.uber.org/zap/exp v0.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/mod v0.41.0 // indirect

@@ -17,6 +17,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"golang.org/x/crypto/bcrypt"
 
 	// The module under test and the stock modules (Caddyfile adapter, http app).
 	_ "github.com/caddy-a2a/caddy-a2a"
@@ -30,7 +31,10 @@ const (
 	// legacyPort serves A2A 0.3 only, so that clients that pick 0.3 only when
 	// nothing newer is offered (@a2a-js/sdk legacyCompat) really speak 0.3.
 	legacyPort = 9181
-	adminPort  = 9190
+	// authPort puts basic_auth in front of the RPC path, so tasks have owners
+	// (ListTasks lists nothing for anonymous callers).
+	authPort  = 9182
+	adminPort = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
 )
@@ -39,6 +43,7 @@ var (
 	// dualURL and legacyURL are the base URLs the clients discover cards from.
 	dualURL   = fmt.Sprintf("http://127.0.0.1:%d", dualPort)
 	legacyURL = fmt.Sprintf("http://127.0.0.1:%d", legacyPort)
+	authURL   = fmt.Sprintf("http://127.0.0.1:%d", authPort)
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
@@ -46,15 +51,23 @@ var (
 
 // caddyfile renders the configuration under test. Log level comes from
 // INTEROP_CADDY_LOG (default WARN) so that a failing run can be redone with DEBUG.
-func caddyfile(agentURL string) string {
+func caddyfile(agentURL string) (string, error) {
 	level := os.Getenv("INTEROP_CADDY_LOG")
 	if level == "" {
 		level = "WARN"
 	}
-	site := func(port int, versions string) string {
+	var users strings.Builder
+	for _, u := range []string{"alice", "bob"} {
+		hash, err := bcrypt.GenerateFromPassword([]byte(password(u)), bcrypt.MinCost)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&users, "\t\t%s %s\n", u, hash)
+	}
+	site := func(port int, versions, extra string) string {
 		return fmt.Sprintf(`http://127.0.0.1:%d {
 	bind 127.0.0.1
-	a2a {
+%s	a2a {
 		upstream %s
 		spec_version %s
 		name "Interop Agent"
@@ -67,8 +80,9 @@ func caddyfile(agentURL string) string {
 		}
 	}
 }
-`, port, agentURL, versions)
+`, port, extra, agentURL, versions)
 	}
+	auth := fmt.Sprintf("\tbasic_auth %s {\n%s\t}\n", rpcPath, users.String())
 	return fmt.Sprintf(`{
 	admin localhost:%d
 	auto_https off
@@ -76,8 +90,11 @@ func caddyfile(agentURL string) string {
 		level %s
 	}
 }
-`, adminPort, level) + site(dualPort, "0.3 1.0") + site(legacyPort, "0.3")
+`, adminPort, level) + site(dualPort, "0.3 1.0", "") + site(legacyPort, "0.3", "") + site(authPort, "0.3 1.0", auth), nil
 }
+
+// password is the basic_auth password of a test user.
+func password(user string) string { return user + "-interop-pw" }
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -89,7 +106,11 @@ func run(m *testing.M) int {
 	defer srv.Close()
 	agentURL = srv.URL
 
-	cfgText := caddyfile(agentURL)
+	cfgText, err := caddyfile(agentURL)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "interop: rendering the Caddyfile: %v\n", err)
+		return 1
+	}
 	adapter := caddyconfig.GetAdapter("caddyfile")
 	cfgJSON, warnings, err := adapter.Adapt([]byte(cfgText), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
@@ -108,7 +129,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "interop: stopping Caddy: %v\n", err)
 		}
 	}()
-	for _, base := range []string{dualURL, legacyURL} {
+	for _, base := range []string{dualURL, legacyURL, authURL} {
 		if err := waitReady(base + "/.well-known/agent-card.json"); err != nil {
 			fmt.Fprintf(os.Stderr, "interop: Caddy did not come up: %v\nconfig:\n%s\n", err, cfgJSON)
 			return 1

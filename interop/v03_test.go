@@ -103,7 +103,7 @@ func asTask03(t *testing.T, res a2a03.SendMessageResult) *a2a03.Task {
 func v03Event(ev a2a03.Event) event {
 	switch e := ev.(type) {
 	case *a2a03.Task:
-		return event{Kind: "task", TaskID: string(e.ID), ContextID: e.ContextID, State: normState(string(e.Status.State))}
+		return event{Kind: "task", TaskID: string(e.ID), ContextID: e.ContextID, State: normState(string(e.Status.State)), Text: artifacts03Text(e)}
 	case *a2a03.Message:
 		return event{Kind: "message", TaskID: string(e.TaskID), ContextID: e.ContextID, Text: parts03Text(e.Parts)}
 	case *a2a03.TaskStatusUpdateEvent:
@@ -313,7 +313,7 @@ func v03Resubscribe(t *testing.T) {
 		evs = append(evs, v03Event(ev))
 	}
 	checkStream(t, evs, streamWant{
-		firstStates: []string{"working"}, text: "part-2;", firstAppend: true, final: "completed", legacy: true,
+		firstStates: []string{"working"}, text: "part-1;part-2;", liveTail: "part-2;", final: "completed", legacy: true,
 	})
 	if len(evs) > 0 && evs[0].TaskID != string(task.ID) {
 		t.Errorf("resubscribe stream is for task %s, want %s", evs[0].TaskID, task.ID)

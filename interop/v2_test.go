@@ -2,7 +2,9 @@ package interop
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -32,19 +34,7 @@ var v2Setups = []v2Setup{
 		name: "jsonrpc-1.0",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			// The plain resolver, as a v2 user would call it: no A2A-Version on
-			// the card GET, so this is the hybrid card.
-			card, err := agentcard.DefaultResolver.Resolve(ctx, dualURL)
-			if err != nil {
-				t.Fatalf("resolving the card from %s: %v", dualURL, err)
-			}
-			c, err := a2aclient.NewFromCard(ctx, card,
-				a2aclient.WithDefaultsDisabled(),
-				a2aclient.WithJSONRPCTransport(w.client()))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			return connectV10(t, ctx, w, dualURL)
 		},
 		version: "1.0",
 		method: map[string]string{
@@ -81,6 +71,25 @@ var v2Setups = []v2Setup{
 	},
 }
 
+// connectV10 builds an a2a-go v2 client on its 1.0 JSON-RPC transport from
+// the card at base.
+func connectV10(t *testing.T, ctx context.Context, w *wire, base string) *a2aclient.Client {
+	t.Helper()
+	// The plain resolver, as a v2 user would call it: no A2A-Version on the
+	// card GET, so this is the hybrid card.
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base)
+	if err != nil {
+		t.Fatalf("resolving the card from %s: %v", base, err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithJSONRPCTransport(w.client()))
+	if err != nil {
+		t.Fatalf("a2aclient.NewFromCard: %v (card interfaces %v)", err, ifaces(card))
+	}
+	return c
+}
+
 func ifaces(card *a2a.AgentCard) []string {
 	var out []string
 	for _, i := range card.SupportedInterfaces {
@@ -100,8 +109,7 @@ func TestA2AGoV2(t *testing.T) {
 			t.Run("Cancel", func(t *testing.T) { v2Cancel(t, s) })
 			t.Run("Stream", func(t *testing.T) { v2Stream(t, s) })
 			t.Run("Subscribe", func(t *testing.T) { v2Subscribe(t, s) })
-			if s.method["list"] != "" {
-				t.Run("ListTasks", func(t *testing.T) { v2List(t, s) })
+			if s.version == "1.0" {
 				t.Run("SubscribeFinishedTask", func(t *testing.T) { v2SubscribeFinished(t, s) })
 			}
 		})
@@ -162,7 +170,7 @@ func asTask(t *testing.T, res a2a.SendMessageResult) *a2a.Task {
 func v2Event(ev a2a.Event) event {
 	switch e := ev.(type) {
 	case *a2a.Task:
-		return event{Kind: "task", TaskID: string(e.ID), ContextID: e.ContextID, State: normState(string(e.Status.State))}
+		return event{Kind: "task", TaskID: string(e.ID), ContextID: e.ContextID, State: normState(string(e.Status.State)), Text: artifactsText(e)}
 	case *a2a.Message:
 		return event{Kind: "message", TaskID: string(e.TaskID), ContextID: e.ContextID, Text: partsText(e.Parts)}
 	case *a2a.TaskStatusUpdateEvent:
@@ -414,16 +422,13 @@ func v2Subscribe(t *testing.T, s v2Setup) {
 			t.Fatalf("SubscribeToTask after %v: %v", evs, err)
 		}
 		if len(evs) == 0 {
-			if tk, ok := ev.(*a2a.Task); ok && artifactsText(tk) != "part-1;" {
-				t.Errorf("subscribe's first Task carries artifact text %q, want the %q streamed so far", artifactsText(tk), "part-1;")
-			}
 			// Only now let the run go on, so the rest must arrive live.
 			agent.releaseGate(g)
 		}
 		evs = append(evs, v2Event(ev))
 	}
 	checkStream(t, evs, streamWant{
-		firstStates: []string{"working"}, text: "part-2;", firstAppend: true, final: "completed",
+		firstStates: []string{"working"}, text: "part-1;part-2;", liveTail: "part-2;", final: "completed",
 	})
 	if len(evs) > 0 && evs[0].TaskID != string(task.ID) {
 		t.Errorf("subscribe stream is for task %s, want %s", evs[0].TaskID, task.ID)
@@ -456,10 +461,18 @@ func v2SubscribeFinished(t *testing.T, s v2Setup) {
 	}
 }
 
-func v2List(t *testing.T, s v2Setup) {
-	ctx, w := testCtx(t), newWire(t)
-	c := s.connect(t, ctx, w)
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo first")})
+// TestA2AGoV2ListTasks lists tasks as their owner (basic_auth identity) with
+// the v2 client: newest first, cursor paging, no artifacts unless asked, and
+// another user sees neither the list nor the task. ListTasks is 1.0 only.
+func TestA2AGoV2ListTasks(t *testing.T) {
+	ctx := testCtx(t)
+	wAlice, wBob := newWire(t), newWire(t)
+	wAlice.header = http.Header{"Authorization": {basicAuth("alice")}}
+	wBob.header = http.Header{"Authorization": {basicAuth("bob")}}
+	alice := connectV10(t, ctx, wAlice, authURL)
+	bob := connectV10(t, ctx, wBob, authURL)
+
+	res, err := alice.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo first")})
 	if err != nil {
 		t.Fatalf("SendMessage(first): %v", err)
 	}
@@ -467,7 +480,7 @@ func v2List(t *testing.T, s v2Setup) {
 	// A message with the context but no task id starts a new task in it.
 	m := userText("echo second")
 	m.ContextID = first.ContextID
-	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
+	res, err = alice.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatalf("SendMessage(second, same context): %v", err)
 	}
@@ -475,7 +488,8 @@ func v2List(t *testing.T, s v2Setup) {
 	if second.ID == first.ID || second.ContextID != first.ContextID {
 		t.Fatalf("second send gave task %s context %s, want a new task in context %s", second.ID, second.ContextID, first.ContextID)
 	}
-	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 10})
+
+	list, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 10})
 	if err != nil {
 		t.Fatalf("ListTasks: %v", err)
 	}
@@ -495,5 +509,45 @@ func v2List(t *testing.T, s v2Setup) {
 	if list.TotalSize != 2 || list.NextPageToken != "" {
 		t.Errorf("ListTasks totalSize %d nextPageToken %q, want 2 and none", list.TotalSize, list.NextPageToken)
 	}
-	w.requireDialect(t, s.version, s.methods("send", "list")...)
+
+	// One per page: the cursor must walk second → first and then stop.
+	var paged []a2a.TaskID
+	token := ""
+	for range 3 {
+		page, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{
+			ContextID: first.ContextID, PageSize: 1, PageToken: token, IncludeArtifacts: true,
+		})
+		if err != nil {
+			t.Fatalf("ListTasks(page %d): %v", len(paged)+1, err)
+		}
+		for _, tk := range page.Tasks {
+			paged = append(paged, tk.ID)
+			if want := "echo: " + map[a2a.TaskID]string{first.ID: "first", second.ID: "second"}[tk.ID]; artifactsText(tk) != want {
+				t.Errorf("includeArtifacts: task %s artifact text %q, want %q", tk.ID, artifactsText(tk), want)
+			}
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	if want := []a2a.TaskID{second.ID, first.ID}; !slices.Equal(paged, want) || token != "" {
+		t.Errorf("paging by 1 gave %v (last token %q), want %v and no token", paged, token, want)
+	}
+
+	other, err := bob.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 10})
+	if err != nil {
+		t.Fatalf("ListTasks as bob: %v", err)
+	}
+	if len(other.Tasks) != 0 || other.TotalSize != 0 {
+		t.Errorf("bob lists %d task(s) (totalSize %d) of alice's context, want none", len(other.Tasks), other.TotalSize)
+	}
+	if _, err := bob.GetTask(ctx, &a2a.GetTaskRequest{ID: first.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("GetTask of alice's task as bob: error %v, want %v", err, a2a.ErrTaskNotFound)
+	}
+	wAlice.requireDialect(t, "1.0", "SendMessage", "ListTasks")
+	wBob.requireDialect(t, "1.0", "ListTasks", "GetTask")
+}
+
+func basicAuth(user string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password(user)))
 }

@@ -46,6 +46,8 @@ type wire struct {
 	mu        sync.Mutex
 	exchanges []*exchange
 	base      http.RoundTripper
+	// header is added to every request, as an authenticating front would.
+	header http.Header
 }
 
 // newWire returns a recorder whose dump is attached to t on failure.
@@ -65,6 +67,12 @@ func (w *wire) client() *http.Client { return &http.Client{Transport: w} }
 
 // RoundTrip implements http.RoundTripper.
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(w.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range w.header {
+			req.Header[k] = v
+		}
+	}
 	ex := &exchange{Method: req.Method, URL: req.URL.String(), ReqHeader: req.Header.Clone()}
 	if req.Body != nil {
 		b, err := io.ReadAll(req.Body)
@@ -161,7 +169,7 @@ func (w *wire) dump() string {
 	fmt.Fprintf(&b, "---- wire log: %d exchange(s) ----\n", len(w.exchanges))
 	for i, e := range w.exchanges {
 		fmt.Fprintf(&b, "#%d %s %s\n", i+1, e.Method, e.URL)
-		for _, h := range []string{"A2A-Version", "Accept", "Content-Type", "Last-Event-ID"} {
+		for _, h := range []string{"A2A-Version", "Accept", "Content-Type", "Last-Event-ID", "Authorization"} {
 			if v := e.ReqHeader.Get(h); v != "" {
 				fmt.Fprintf(&b, "   > %s: %s\n", h, v)
 			}

@@ -95,8 +95,12 @@ async function connect(setup, { polling = false } = {}) {
       clientConfig: { polling },
     }),
   );
-  const client = await factory.createFromUrl(setup.base);
-  return { client, rec };
+  try {
+    return { client: await factory.createFromUrl(setup.base), rec };
+  } catch (err) {
+    console.log(await dump(rec.log));
+    throw err;
+  }
 }
 
 // withWire runs a scenario and, if it throws, prints every recorded exchange.
@@ -184,6 +188,13 @@ async function waitState(client, id, want) {
 function checkStream(events, want) {
   const kinds = events.map((e) => e.payload?.$case);
   const desc = JSON.stringify(events.map((e) => [e.payload?.$case, stateName(e.payload?.value?.status?.state)]));
+  const summary = events.map((e) => {
+    const v = e.payload?.value ?? {};
+    if (e.payload?.$case === 'artifactUpdate') return `artifact(append=${Boolean(v.append)} ${JSON.stringify(partsText(v.artifact?.parts))})`;
+    if (e.payload?.$case === 'task') return `task(${stateName(v.status?.state)} artifacts=${JSON.stringify(artifactsText(v))})`;
+    return `${e.payload?.$case}(${stateName(v.status?.state)})`;
+  });
+  console.log(`stream: ${summary.join(' ')}`);
   assert.ok(events.length >= 2, `stream had ${events.length} events: ${desc}`);
   assert.equal(kinds[0], 'task', `first event: ${desc}`);
   const first = events[0].payload.value;
@@ -197,7 +208,11 @@ function checkStream(events, want) {
   const last = body[body.length - 1].payload;
   assert.equal(last.$case, 'statusUpdate', `last event: ${desc}`);
   assertState({ id: first.id, status: last.value.status }, want.final, 'last status update');
-  let text = '';
+  // A subscribe may start from a snapshot holding some chunks, or from an
+  // older one followed by the events after it: both must add up to want.text.
+  let text = artifactsText(first);
+  const firstAppend = text !== '';
+  let updates = '';
   let artifactId;
   let sawWorking = false;
   for (const [i, ev] of body.entries()) {
@@ -214,19 +229,21 @@ function checkStream(events, want) {
       if (value.status?.state === TaskState.TASK_STATE_WORKING && artifactId === undefined) sawWorking = true;
     } else if ($case === 'artifactUpdate') {
       if (artifactId === undefined) {
-        assert.equal(Boolean(value.append), want.firstAppend, 'first artifact update append');
+        assert.equal(Boolean(value.append), firstAppend, `first artifact update append (leading Task has ${JSON.stringify(text)})`);
         artifactId = value.artifact.artifactId;
       } else {
         assert.equal(value.append, true, `artifact update ${i + 1} append`);
         assert.equal(value.artifact.artifactId, artifactId, `artifact update ${i + 1} artifactId`);
       }
       text += partsText(value.artifact.parts);
+      updates += partsText(value.artifact.parts);
     } else {
       assert.fail(`event ${i + 1} is ${$case}: only updates may follow the Task: ${desc}`);
     }
   }
   if (want.workingFirst) assert.ok(sawWorking, `no working status before the first artifact: ${desc}`);
-  assert.equal(text, want.text, 'artifact update texts');
+  assert.equal(text, want.text, 'leading Task artifacts + artifact update texts');
+  if (want.liveTail) assert.ok(updates.endsWith(want.liveTail), `updates ${JSON.stringify(updates)} do not end with the live chunk ${want.liveTail}`);
   return first;
 }
 
@@ -280,7 +297,6 @@ for (const setup of setups) {
         const first = checkStream(events, {
           firstStates: [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING],
           text: 'chunk-1;chunk-2;chunk-3;',
-          firstAppend: false,
           workingFirst: true,
           final: TaskState.TASK_STATE_COMPLETED,
         });
@@ -320,8 +336,8 @@ for (const setup of setups) {
           }
           const first = checkStream(events, {
             firstStates: [TaskState.TASK_STATE_WORKING],
-            text: 'part-2;',
-            firstAppend: true,
+            text: 'part-1;part-2;',
+            liveTail: 'part-2;',
             workingFirst: false,
             final: TaskState.TASK_STATE_COMPLETED,
           });
