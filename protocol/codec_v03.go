@@ -40,6 +40,7 @@ var v03 = dialect{
 	appendErrorData: appendErrorDataV03,
 	blockingKey:     "blocking",
 	pushKey:         [2]string{"pushNotificationConfig", "push_notification_config"},
+	lim:             DefaultLimits(),
 }
 
 // appendPartV03 writes {kind, text|file|data, metadata?}. 0.3 has no media
@@ -79,7 +80,7 @@ func appendPartV03(dst []byte, p *Part) []byte {
 // decodePartV03 reads {kind, …}. A part without kind is accepted when
 // exactly one of text/file/data tells what it is (the 0.3 REST flavour
 // sends such parts); an unknown kind is an error.
-func decodePartV03(v []byte, field string) (Part, *Error) {
+func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	var p Part
 	if kindOf(v) != kindObject {
 		return p, invalidField(field, "must be an object")
@@ -106,7 +107,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		case "data":
 			data = val
 		case "metadata":
-			p.Metadata, e = readObject(val, field, "metadata")
+			p.Metadata, e = d.readMetadata(val, field, "metadata")
 		}
 		if e != nil {
 			return p, e
@@ -131,13 +132,13 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 		if text == nil {
 			return p, invalidField(join(field, "text"), "is required")
 		}
-		p.Text, e = readString(text, field, "text")
+		p.Text, e = d.readText(text, field, "text")
 	case "file":
 		p.Kind = PartFile
 		if file == nil {
 			return p, invalidField(join(field, "file"), "is required")
 		}
-		e = decodeFileV03(file, join(field, "file"), &p)
+		e = decodeFileV03(d, file, join(field, "file"), &p)
 	case "data":
 		p.Kind = PartData
 		if data == nil {
@@ -151,7 +152,7 @@ func decodePartV03(v []byte, field string) (Part, *Error) {
 }
 
 // decodeFileV03 reads {bytes|uri, name?, mimeType?} into p.
-func decodeFileV03(v []byte, field string, p *Part) *Error {
+func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 	if kindOf(v) != kindObject {
 		return invalidField(field, "must be an object")
 	}
@@ -169,15 +170,7 @@ func decodeFileV03(v []byte, field string, p *Part) *Error {
 		switch string(key) {
 		case "bytes":
 			hasBytes = true
-			var s string
-			if s, e = readString(val, field, "bytes"); e == nil {
-				var ok bool
-				if p.Raw, ok = decodeBase64(s); !ok {
-					e = invalidField(join(field, "bytes"), "must be base64")
-				} else if p.Raw == nil {
-					p.Raw = []byte{}
-				}
-			}
+			p.Raw, e = d.readFileBytes(val, field, "bytes")
 		case "uri":
 			hasURI = true
 			if p.URL, e = readString(val, field, "uri"); e == nil && p.URL == "" {

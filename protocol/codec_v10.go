@@ -41,6 +41,7 @@ var v10 = dialect{
 	appendErrorData: appendErrorDataV10,
 	immediateKey:    [2]string{"returnImmediately", "return_immediately"},
 	pushKey:         [2]string{"taskPushNotificationConfig", "task_push_notification_config"},
+	lim:             DefaultLimits(),
 }
 
 // appendPartV10 writes the oneof member, then metadata, filename and
@@ -70,7 +71,7 @@ func appendPartV10(dst []byte, p *Part) []byte {
 
 // decodePartV10 reads a part whose content is exactly one of text, raw,
 // url and data (a proto oneof: none or two is an error).
-func decodePartV10(v []byte, field string) (Part, *Error) {
+func decodePartV10(d *dialect, v []byte, field string) (Part, *Error) {
 	var p Part
 	if kindOf(v) != kindObject {
 		return p, invalidField(field, "must be an object")
@@ -90,19 +91,11 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 		case "text":
 			members++
 			p.Kind = PartText
-			p.Text, e = readString(val, field, "text")
+			p.Text, e = d.readText(val, field, "text")
 		case "raw":
 			members++
 			p.Kind = PartFile
-			var s string
-			if s, e = readString(val, field, "raw"); e == nil {
-				var ok bool
-				if p.Raw, ok = decodeBase64(s); !ok {
-					e = invalidField(join(field, "raw"), "must be base64")
-				} else if p.Raw == nil {
-					p.Raw = []byte{}
-				}
-			}
+			p.Raw, e = d.readFileBytes(val, field, "raw")
 		case "url":
 			members++
 			p.Kind = PartFile
@@ -114,7 +107,7 @@ func decodePartV10(v []byte, field string) (Part, *Error) {
 			p.Kind = PartData
 			p.Data = append([]byte(nil), val...)
 		case "metadata":
-			p.Metadata, e = readObject(val, field, "metadata")
+			p.Metadata, e = d.readMetadata(val, field, "metadata")
 		case "filename":
 			p.Filename, e = readString(val, field, "filename")
 		case "mediaType", "media_type":

@@ -39,7 +39,7 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 		case "parts":
 			m.Parts, e = decodeParts(d, val, join(field, "parts"))
 		case "metadata":
-			m.Metadata, e = readObject(val, field, "metadata")
+			m.Metadata, e = d.readMetadata(val, field, "metadata")
 		case "extensions":
 			m.Extensions, e = readStrings(val, field, "extensions")
 		case "referenceTaskIds", "reference_task_ids":
@@ -70,7 +70,11 @@ func decodeParts(d *dialect, v []byte, field string) ([]Part, *Error) {
 		if !ok {
 			break
 		}
-		p, e := d.decodePart(el, indexPath(field, i))
+		if i == d.lim.MaxParts {
+			// Refused before the part over the limit is decoded.
+			return nil, d.tooManyParts(field)
+		}
+		p, e := d.decodePart(d, el, indexPath(field, i))
 		if e != nil {
 			return nil, e
 		}
@@ -128,7 +132,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 		case "configuration":
 			e = decodeSendConfig(d, val, sp)
 		case "metadata":
-			sp.Metadata, e = readObject(val, "", "metadata")
+			sp.Metadata, e = d.readMetadata(val, "", "metadata")
 		case "tenant":
 			sp.Tenant, e = readString(val, "", "tenant")
 		}
@@ -242,7 +246,7 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 		case "id":
 			tp.ID, e = readString(val, "", "id")
 		case "metadata":
-			tp.Metadata, e = readObject(val, "", "metadata")
+			tp.Metadata, e = d.readMetadata(val, "", "metadata")
 		case "tenant":
 			tp.Tenant, e = readString(val, "", "tenant")
 		}

@@ -25,7 +25,7 @@ type dialect struct {
 	numericEnums bool
 	// appendPart and decodePart handle the version's part shape.
 	appendPart func(dst []byte, p *Part) []byte
-	decodePart func(v []byte, field string) (Part, *Error)
+	decodePart func(d *dialect, v []byte, field string) (Part, *Error)
 	// appendErrorData appends `,"data":…` for e, or nothing.
 	appendErrorData func(dst []byte, e *Error) []byte
 
@@ -34,6 +34,10 @@ type dialect struct {
 	blockingKey  string    // 0.3 "blocking" (true = wait)
 	immediateKey [2]string // 1.0 "returnImmediately" (true = do not wait)
 	pushKey      [2]string // the inline push notification config
+
+	// lim bounds what a request may carry; a codec made by NewCodec has
+	// its own copy of the dialect with its limits.
+	lim Limits
 }
 
 // stateName spells s; an out-of-range value spells as unspecified.

@@ -69,6 +69,7 @@ func FuzzDecodeSendV10(f *testing.F) {
 }
 
 func fuzzSend(t *testing.T, c dialectCodec, params []byte) {
+	checkSmallLimits(t, c.d.version, params)
 	p, err := c.DecodeSend(params)
 	if err != nil {
 		var e *Error
@@ -119,5 +120,27 @@ func normalise(m *Message) {
 	for i := range m.Parts {
 		m.Parts[i].Metadata = n(m.Parts[i].Metadata)
 		m.Parts[i].Data = n(m.Parts[i].Data)
+	}
+}
+
+// checkSmallLimits decodes params under tight limits: whatever is accepted
+// must be within them, and a refusal must be a well-formed -32602.
+func checkSmallLimits(t *testing.T, v Version, params []byte) {
+	p, err := NewCodec(v, small).DecodeSend(params)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidParams || len(e.Violations) == 0 {
+			t.Fatalf("bad limited error %#v", err)
+		}
+		return
+	}
+	m := &p.Message
+	if len(m.Parts) > small.MaxParts || len(m.Metadata) > small.MaxMetadataBytes || len(p.Metadata) > small.MaxMetadataBytes {
+		t.Fatalf("limits not enforced: %+v", p)
+	}
+	for _, pt := range m.Parts {
+		if len(pt.Text) > small.MaxTextBytes || len(pt.Raw) > small.MaxFileBytes || len(pt.Metadata) > small.MaxMetadataBytes {
+			t.Fatalf("part limits not enforced: %+v", pt)
+		}
 	}
 }

@@ -112,7 +112,9 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	}
 	req.Method = m
 	if depth > maxDepth {
-		return req, ErrInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels")
+		e := ErrInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels (the " + LimitMaxJSONDepth + " limit)")
+		e.Metadata = map[string]string{"limit": LimitMaxJSONDepth, "max": strconv.Itoa(maxDepth)}
+		return req, e
 	}
 	switch kindOf(params) {
 	case kindInvalid, kindNull:
