@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -35,6 +36,38 @@ func TestA2AGoV03(t *testing.T) {
 	t.Run("Cancel", v03Cancel)
 	t.Run("Stream", v03Stream)
 	t.Run("Resubscribe", v03Resubscribe)
+	t.Run("Errors", v03Errors)
+}
+
+// v03Errors: the v0.3 client decodes error.data only when it is an object or
+// absent; an array there would turn every error below into a decode failure.
+func v03Errors(t *testing.T) {
+	ctx, w := testCtx(t), newWire(t)
+	c := v03Connect(t, ctx, w)
+	missing := a2a03.TaskID("00000000-0000-4000-8000-000000000000")
+	if _, err := c.GetTask(ctx, &a2a03.TaskQueryParams{ID: missing}); !errors.Is(err, a2a03.ErrTaskNotFound) {
+		t.Errorf("tasks/get(unknown): error %v, want %v", err, a2a03.ErrTaskNotFound)
+	}
+	res, err := c.SendMessage(ctx, &a2a03.MessageSendParams{Message: text03("echo done")})
+	if err != nil {
+		t.Fatalf("message/send: %v", err)
+	}
+	done := asTask03(t, res)
+	if _, err := c.CancelTask(ctx, &a2a03.TaskIDParams{ID: done.ID}); !errors.Is(err, a2a03.ErrTaskNotCancelable) {
+		t.Errorf("tasks/cancel(completed): error %v, want %v", err, a2a03.ErrTaskNotCancelable)
+	}
+	var subErr error
+	n := 0
+	for _, err := range c.ResubscribeToTask(ctx, &a2a03.TaskIDParams{ID: missing}) {
+		if err != nil {
+			subErr = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(subErr, a2a03.ErrTaskNotFound) {
+		t.Errorf("tasks/resubscribe(unknown): %d event(s), error %v; want %v", n, subErr, a2a03.ErrTaskNotFound)
+	}
 }
 
 func v03Connect(t *testing.T, ctx context.Context, w *wire) *a2aclient03.Client {

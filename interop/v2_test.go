@@ -109,6 +109,7 @@ func TestA2AGoV2(t *testing.T) {
 			t.Run("Cancel", func(t *testing.T) { v2Cancel(t, s) })
 			t.Run("Stream", func(t *testing.T) { v2Stream(t, s) })
 			t.Run("Subscribe", func(t *testing.T) { v2Subscribe(t, s) })
+			t.Run("Errors", func(t *testing.T) { v2Errors(t, s) })
 			if s.version == "1.0" {
 				t.Run("SubscribeFinishedTask", func(t *testing.T) { v2SubscribeFinished(t, s) })
 			}
@@ -550,4 +551,66 @@ func TestA2AGoV2ListTasks(t *testing.T) {
 
 func basicAuth(user string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password(user)))
+}
+
+// v2Errors checks that protocol errors reach the client as the error it
+// defines for them, on unary calls and on streaming calls alike (a streaming
+// call must carry its error in the event stream, or a2a-go drops it).
+func v2Errors(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	missing := a2a.TaskID("00000000-0000-4000-8000-000000000000")
+
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: missing}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("GetTask(unknown): error %v, want %v", err, a2a.ErrTaskNotFound)
+	}
+
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo done")})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	done := asTask(t, res)
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: done.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Errorf("CancelTask(completed): error %v, want %v", err, a2a.ErrTaskNotCancelable)
+	}
+	if s.version == "1.0" {
+		// 1.0: a message to a terminal task is UnsupportedOperation (-32004).
+		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+			Message: a2a.NewMessageForTask(a2a.MessageRoleUser, done, a2a.NewTextPart("again")),
+		})
+		if !errors.Is(err, a2a.ErrUnsupportedOperation) {
+			t.Errorf("SendMessage to a completed task: error %v, want %v", err, a2a.ErrUnsupportedOperation)
+		}
+	}
+
+	var subErr error
+	n := 0
+	for _, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: missing}) {
+		if err != nil {
+			subErr = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(subErr, a2a.ErrTaskNotFound) {
+		t.Errorf("%s(unknown): %d event(s), error %v; want %v", s.method["subscribe"], n, subErr, a2a.ErrTaskNotFound)
+	}
+
+	m := userText("echo orphan")
+	m.TaskID = missing
+	var streamErr error
+	n = 0
+	for _, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m}) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(streamErr, a2a.ErrTaskNotFound) {
+		t.Errorf("%s to an unknown task id: %d event(s), error %v; want %v", s.method["stream"], n, streamErr, a2a.ErrTaskNotFound)
+	}
+	if len(agent.callsFor(string(missing))) != 0 {
+		t.Errorf("the agent was called for the unknown task id")
+	}
 }

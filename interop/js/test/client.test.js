@@ -13,6 +13,7 @@ import {
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
+import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 
 const DUAL = mustEnv('A2A_DUAL_URL');
 const LEGACY = mustEnv('A2A_LEGACY_URL');
@@ -347,6 +348,28 @@ for (const setup of setups) {
         } finally {
           await releaseGate(gate);
         }
+      });
+    });
+
+    test('errors: unknown task, cancel a completed task, resubscribe to an unknown task', TIMEOUT, async () => {
+      const { client, rec } = await connect(setup);
+      await withWire([rec], async () => {
+        const missing = '00000000-0000-4000-8000-000000000000';
+        await assert.rejects(client.getTask({ id: missing }), TaskNotFoundError, 'getTask(unknown)');
+        const done = assertTask(await client.sendMessage({ message: userMessage('echo done') }));
+        await assert.rejects(client.cancelTask({ id: done.id }), TaskNotCancelableError, 'cancelTask(completed)');
+        await assert.rejects(
+          (async () => {
+            for await (const ev of client.resubscribeTask({ id: missing })) {
+              throw new Error(`resubscribe(unknown) yielded ${ev.payload?.$case}`);
+            }
+          })(),
+          // The SDK wraps an error that arrives in the event stream; the typed
+          // error is its cause.
+          (err) => err instanceof TaskNotFoundError || err?.cause instanceof TaskNotFoundError,
+          'resubscribe(unknown)',
+        );
+        assertDialect(rec, setup.dialect, ['get', 'send', 'cancel', 'subscribe']);
       });
     });
 
