@@ -86,6 +86,9 @@ func caddyfile(agentURL string) (string, error) {
 	return fmt.Sprintf(`{
 	admin localhost:%d
 	auto_https off
+	servers {
+		protocols h1
+	}
 	log {
 		level %s
 	}

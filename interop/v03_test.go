@@ -36,6 +36,7 @@ func TestA2AGoV03(t *testing.T) {
 	t.Run("Cancel", v03Cancel)
 	t.Run("Stream", v03Stream)
 	t.Run("Resubscribe", v03Resubscribe)
+	t.Run("StreamInputRequired", v03StreamInputRequired)
 	t.Run("Errors", v03Errors)
 }
 
@@ -353,4 +354,42 @@ func v03Resubscribe(t *testing.T) {
 	}
 	w.requireDialect(t, "", v03MethodList("send", "subscribe")...)
 	requireSSE(t, w, "tasks/resubscribe")
+}
+
+// v03StreamInputRequired: the 0.3 stream ends at input-required with a
+// final:true status update, and the task continues over a second stream.
+func v03StreamInputRequired(t *testing.T) {
+	ctx, w := testCtx(t), newWire(t)
+	c := v03Connect(t, ctx, w)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var evs []event
+	for ev, err := range c.SendStreamingMessage(sctx, &a2a03.MessageSendParams{Message: text03("ask")}) {
+		if err != nil {
+			t.Fatalf("message/stream(ask) after %v: %v (a stream left open at input-required ends in a timeout)", evs, err)
+		}
+		evs = append(evs, v03Event(ev))
+	}
+	checkStream(t, evs, streamWant{firstStates: []string{"submitted", "working"}, final: "input-required", legacy: true})
+	if t.Failed() {
+		return
+	}
+	if q := evs[len(evs)-1]; q.Kind == "status" && q.Text != "What is your name?" {
+		t.Errorf("input-required status update text %q, want the agent's question", q.Text)
+	}
+	next := a2a03.NewMessage(a2a03.MessageRoleUser, a2a03.TextPart{Text: "Ada"})
+	next.TaskID, next.ContextID = a2a03.TaskID(evs[0].TaskID), evs[0].ContextID
+	taskID := evs[0].TaskID
+	evs = nil
+	for ev, err := range c.SendStreamingMessage(sctx, &a2a03.MessageSendParams{Message: next}) {
+		if err != nil {
+			t.Fatalf("message/stream(continuation) after %v: %v", evs, err)
+		}
+		evs = append(evs, v03Event(ev))
+	}
+	checkStream(t, evs, streamWant{firstStates: []string{"submitted", "working"}, text: "Hello, Ada!", final: "completed", legacy: true})
+	if len(evs) > 0 && evs[0].TaskID != taskID {
+		t.Errorf("continuation stream is for task %s, want %s", evs[0].TaskID, taskID)
+	}
+	w.requireDialect(t, "", v03MethodList("stream")...)
 }

@@ -109,6 +109,7 @@ func TestA2AGoV2(t *testing.T) {
 			t.Run("Cancel", func(t *testing.T) { v2Cancel(t, s) })
 			t.Run("Stream", func(t *testing.T) { v2Stream(t, s) })
 			t.Run("Subscribe", func(t *testing.T) { v2Subscribe(t, s) })
+			t.Run("StreamInputRequired", func(t *testing.T) { v2StreamInputRequired(t, s) })
 			t.Run("Errors", func(t *testing.T) { v2Errors(t, s) })
 			if s.version == "1.0" {
 				t.Run("SubscribeFinishedTask", func(t *testing.T) { v2SubscribeFinished(t, s) })
@@ -613,4 +614,47 @@ func v2Errors(t *testing.T, s v2Setup) {
 	if len(agent.callsFor(string(missing))) != 0 {
 		t.Errorf("the agent was called for the unknown task id")
 	}
+}
+
+// v2StreamInputRequired: a stream must close when the task stops for input
+// (clients loop until the server closes), and the task must then continue over
+// a second stream that carries its id.
+func v2StreamInputRequired(t *testing.T, s v2Setup) {
+	ctx, w := testCtx(t), newWire(t)
+	c := s.connect(t, ctx, w)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var evs []event
+	var last a2a.Event
+	for ev, err := range c.SendStreamingMessage(sctx, &a2a.SendMessageRequest{Message: userText("ask")}) {
+		if err != nil {
+			t.Fatalf("SendStreamingMessage(ask) after %v: %v (a stream left open at input-required ends in a timeout)", evs, err)
+		}
+		evs = append(evs, v2Event(ev))
+		last = ev
+	}
+	checkStream(t, evs, streamWant{firstStates: []string{"submitted", "working"}, final: "input-required"})
+	if t.Failed() {
+		return
+	}
+	if su, ok := last.(*a2a.TaskStatusUpdateEvent); ok {
+		if su.Status.Message == nil || partsText(su.Status.Message.Parts) != "What is your name?" {
+			t.Errorf("input-required status update carries %+v, want the agent's question", su.Status.Message)
+		}
+	}
+	task := a2a.TaskInfo{TaskID: a2a.TaskID(evs[0].TaskID), ContextID: evs[0].ContextID}
+
+	evs = nil
+	next := a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart("Ada"))
+	for ev, err := range c.SendStreamingMessage(sctx, &a2a.SendMessageRequest{Message: next}) {
+		if err != nil {
+			t.Fatalf("SendStreamingMessage(continuation) after %v: %v", evs, err)
+		}
+		evs = append(evs, v2Event(ev))
+	}
+	checkStream(t, evs, streamWant{firstStates: []string{"submitted", "working"}, text: "Hello, Ada!", final: "completed"})
+	if len(evs) > 0 && evs[0].TaskID != string(task.TaskID) {
+		t.Errorf("continuation stream is for task %s, want %s", evs[0].TaskID, task.TaskID)
+	}
+	w.requireDialect(t, s.version, s.methods("stream")...)
 }
