@@ -26,6 +26,20 @@
 //     what a live stream carried; a Last-Event-ID that is not a position
 //     before the current snapshot is ignored (the stream tails from the
 //     snapshot) rather than replaying nothing forever.
+//   - Extensions: A2A-Extensions and X-A2A-Extensions are both read for
+//     every method, and the activated URIs (requested ∩ declared, in the
+//     order requested) are echoed under the header name(s) the client used.
+//     A required extension not activated refuses every method but the
+//     extended card (discovery) with -32008; in 0.3, whose spec only asks
+//     for "an appropriate error", it is the same code with the object data
+//     {"extension": "<uri>[, <uri>…]"}.
+//   - Limits (parts, text, inline file and metadata sizes, JSON depth) are
+//     checked while decoding, before any store access: a refused request
+//     creates and changes nothing. The error is -32602 (-32600 for depth)
+//     naming the limit, with its name and value in the error metadata.
+//   - Internal errors are -32603 "Internal error" with a 16-hex-digit
+//     errorId that the log line with the underlying error also carries;
+//     no Go error, agent or store text ever reaches a caller.
 package handler
 
 import (
@@ -46,6 +60,10 @@ import (
 type Caller struct {
 	// Owner scopes every task access; "" is an anonymous caller.
 	Owner string
+
+	// extensions are the extension URIs the request activated; ServeRPC
+	// sets them on its own copy from the request headers.
+	extensions []string
 }
 
 // Options configure an Endpoint.
@@ -62,6 +80,19 @@ type Options struct {
 	InputModes []string
 	// MaxHistory is how many messages a task keeps (0 = 100).
 	MaxHistory int
+	// Limits bound what one request may carry (parts per message, text
+	// and inline file sizes, metadata size); zero fields take the
+	// protocol defaults. A request over a limit is -32602 naming it.
+	Limits protocol.Limits
+	// MaxJSONDepth bounds the nesting of a request body (0 =
+	// protocol.DefaultMaxDepth); a deeper body is -32600.
+	MaxJSONDepth int
+	// Extensions are the extensions the agent supports, as its card
+	// declares them. A client activates them with the A2A-Extensions
+	// (1.0) or X-A2A-Extensions (0.3) header; the activated URIs are
+	// echoed under the same header and passed to the agent. A request
+	// that does not activate a required one is -32008.
+	Extensions []protocol.Extension
 	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
 	Heartbeat time.Duration
 	// Done is closed when the owning config is unloaded: open streams end
@@ -76,6 +107,9 @@ type Endpoint struct {
 	log  *zap.Logger
 	// served[v] reports whether wire version v is served.
 	served [protocol.V10 + 1]bool
+	// codecs[v] is the codec of version v, enforcing Options.Limits.
+	codecs [protocol.V10 + 1]protocol.Codec
+	ext    extensions
 }
 
 // Defaults applied by NewEndpoint.
@@ -110,7 +144,24 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	e := &Endpoint{opts: o, log: o.Logger}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	o.Limits = o.Limits.WithDefaults()
+	if o.MaxJSONDepth < 0 {
+		return nil, errors.New("handler: Options.MaxJSONDepth must not be negative")
+	}
+	if o.MaxJSONDepth == 0 {
+		o.MaxJSONDepth = protocol.DefaultMaxDepth
+	}
+	ext, err := newExtensions(o.Extensions)
+	if err != nil {
+		return nil, err
+	}
+	e := &Endpoint{opts: o, log: o.Logger, ext: ext}
+	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
+		e.codecs[v] = protocol.NewCodec(v, o.Limits)
+	}
 	if len(o.Versions) == 0 {
 		o.Versions = []protocol.Version{protocol.V10, protocol.V03}
 	}

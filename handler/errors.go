@@ -1,9 +1,10 @@
 package handler
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -35,7 +36,15 @@ func storeError(log *zap.Logger, op, taskID string, err error) *protocol.Error {
 // that id, so a caller's report can be matched to the log line without the
 // caller ever seeing Go error text.
 func internalError(log *zap.Logger, op string, err error, fields ...zap.Field) *protocol.Error {
-	id := uuid.NewString()
+	id := newErrorID()
 	log.Error("a2a: "+op+" failed", append(fields, zap.String("error_id", id), zap.Error(err))...)
 	return protocol.ErrInternal(id)
+}
+
+// newErrorID is 16 hex digits of randomness: short enough to read out in
+// a support request, long enough never to collide in one log.
+func newErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
 }

@@ -43,22 +43,26 @@ func requestedVersion(r *http.Request) string {
 }
 
 func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
-	req, perr := protocol.DecodeRequest(body)
+	req, perr := protocol.DecodeRequestLimit(body, e.opts.MaxJSONDepth)
 	raw := requestedVersion(r)
 	hv, hvOK := protocol.ParseVersionHeader(raw)
+	// Negotiated first so that every answer, errors included, echoes the
+	// activated extensions.
+	neg := e.ext.negotiate(w, r)
+	c.extensions = neg.activated
 
 	if req.Method == "" {
 		// Nothing to route by: answer in the version the header names.
-		codec := protocol.CodecFor(protocol.V03)
+		codec := e.codecs[protocol.V03]
 		if hvOK && hv == protocol.V10 {
-			codec = protocol.CodecFor(protocol.V10)
+			codec = e.codecs[protocol.V10]
 		}
 		e.writeError(w, codec, req.ID, perr)
 		return
 	}
 
 	dialect := protocol.DialectOf(req.Method)
-	codec := protocol.CodecFor(dialect)
+	codec := e.codecs[dialect]
 	m, known := codec.Method(req.Method)
 	streaming := known && m.Streaming()
 	fail := func(codec protocol.Codec, perr *protocol.Error) {
@@ -73,7 +77,7 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 
 	if perr := e.checkVersion(raw, hv, hvOK, dialect, req.Method); perr != nil {
 		if hvOK && hv == protocol.V10 {
-			codec = protocol.CodecFor(protocol.V10)
+			codec = e.codecs[protocol.V10]
 		}
 		fail(codec, perr)
 		return
@@ -85,6 +89,14 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 	if !known {
 		e.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 		return
+	}
+	if needsExtensions(m) {
+		// Before the params are even decoded: nothing is read or written
+		// for a client that cannot speak a required extension.
+		if perr := neg.requiredError(); perr != nil {
+			fail(codec, perr)
+			return
+		}
 	}
 
 	ctx := r.Context()

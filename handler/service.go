@@ -184,12 +184,13 @@ func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *proto
 		task:       own,
 		version:    version,
 		req: &upstream.RunRequest{
-			TaskID:    t.ID,
-			ContextID: t.ContextID,
-			Message:   *msg,
-			History:   history,
-			User:      c.Owner,
-			Metadata:  p.Metadata,
+			TaskID:     t.ID,
+			ContextID:  t.ContextID,
+			Message:    *msg,
+			History:    history,
+			User:       c.Owner,
+			Metadata:   p.Metadata,
+			Extensions: c.extensions,
 		},
 	}
 }
