@@ -1,0 +1,179 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of HTTPConfig.
+const (
+	DefaultTimeout       = 5 * time.Minute
+	DefaultMaxEventBytes = 1 << 20
+	DefaultMaxBodyBytes  = 16 << 20
+)
+
+// HTTPConfig configures an HTTPAgent.
+type HTTPConfig struct {
+	// URL is where runs are POSTed (http or https).
+	URL string
+	// Client sends the requests; nil builds one with its own transport (no
+	// redirects followed, no transparent compression, which would buffer
+	// streams). Its own Timeout should be 0: Timeout below bounds a run.
+	Client *http.Client
+	// Timeout bounds a whole run, streaming included (default 5m).
+	Timeout time.Duration
+	// Headers are added to every request, already resolved by the caller.
+	// They cannot replace Content-Type or Accept; "Host" sets the request's
+	// Host.
+	Headers http.Header
+	// MaxEventBytes bounds one NDJSON line or SSE event (default 1 MiB);
+	// a longer one breaks the stream.
+	MaxEventBytes int
+	// MaxBodyBytes bounds a plain (non-stream) answer (default 16 MiB).
+	MaxBodyBytes int64
+}
+
+// HTTPAgent is the Agent that speaks the HTTP agent contract of DESIGN.md.
+type HTTPAgent struct {
+	cfg    HTTPConfig
+	client *http.Client
+	host   string
+}
+
+var _ Agent = (*HTTPAgent)(nil)
+
+// NewHTTPAgent checks cfg, applies its defaults and returns the agent.
+func NewHTTPAgent(cfg HTTPConfig) (*HTTPAgent, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: bad url: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream: url %q is not an absolute http(s) URL", cfg.URL)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	a := &HTTPAgent{cfg: cfg, client: cfg.Client}
+	if a.client == nil {
+		a.client = defaultClient()
+	}
+	if h := cfg.Headers.Get("Host"); h != "" {
+		a.host = h
+	}
+	return a, nil
+}
+
+func defaultClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment,
+			DialContext: (&net.Dialer{
+				Timeout:   10 * time.Second,
+				KeepAlive: 30 * time.Second,
+			}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			DisableCompression:    true,
+		},
+		// A redirect of a POST is a misconfigured upstream, not something
+		// to follow (a 301/302 would even turn it into a GET).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// StatusError is a non-2xx answer of the agent. Its text (with the start
+// of the body) is for the log only.
+type StatusError struct {
+	StatusCode int
+	// Body is the start of the response body (at most 512 bytes).
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("upstream: agent answered %d %s: %q", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
+}
+
+// Run POSTs the run to the agent and returns its answer as a Stream. A
+// plain answer is read whole before Run returns; an event stream is read as
+// Next is called. Errors (refused connection, timeout, non-2xx, a bad
+// answer) are for the log; the caller shows a generic message.
+func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
+	body, err := appendRequestBody(make([]byte, 0, sizeHint(req)), req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	for k, vs := range a.cfg.Headers {
+		hreq.Header[k] = append([]string(nil), vs...)
+	}
+	hreq.Header.Del("Host")
+	if a.host != "" {
+		hreq.Host = a.host
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/x-ndjson, text/event-stream, application/json, text/plain")
+
+	resp, err := a.client.Do(hreq)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		cancel()
+		return nil, &StatusError{StatusCode: resp.StatusCode, Body: string(snippet)}
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		mt = "application/octet-stream"
+	}
+	switch mt {
+	case "application/x-ndjson", "application/jsonl", "text/event-stream":
+		return &eventStream{
+			p:      newEventParser(resp.Body, mt == "text/event-stream", a.cfg.MaxEventBytes),
+			body:   resp.Body,
+			cancel: cancel,
+		}, nil
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &plainStream{events: events}, nil
+}
+
+// errBodyTooLarge: a plain answer over MaxBodyBytes.
+var errBodyTooLarge = errors.New("upstream: plain answer over the size limit")
+
+// isJSONType reports whether mt is JSON: application/json or a +json type.
+func isJSONType(mt string) bool {
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

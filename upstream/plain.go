@@ -1,0 +1,92 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// HeaderTaskState is the response header of a plain answer that sets the
+// outcome of the run (completed when absent).
+const HeaderTaskState = "A2A-Task-State"
+
+var plainStates = map[string]protocol.TaskState{
+	"completed":      protocol.StateCompleted,
+	"input-required": protocol.StateInputRequired,
+	"auth-required":  protocol.StateAuthRequired,
+	"rejected":       protocol.StateRejected,
+	"failed":         protocol.StateFailed,
+}
+
+// readPlain turns a plain answer into its events: completed →
+// [EventParts{parts}, EventStatus{completed}]; any other state →
+// [EventStatus{state, Parts: parts}], the body being the status message.
+// An empty body has no parts.
+func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) {
+	state := protocol.StateCompleted
+	if v := resp.Header.Get(HeaderTaskState); v != "" {
+		s, ok := plainStates[strings.ToLower(strings.TrimSpace(v))]
+		if !ok {
+			return nil, fmt.Errorf("upstream: unknown %s %q", HeaderTaskState, v)
+		}
+		state = s
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("upstream: reading the answer: %w", err)
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, errBodyTooLarge
+	}
+	var parts []protocol.Part
+	if len(body) > 0 {
+		p, err := plainPart(body, mt, resp.Header)
+		if err != nil {
+			return nil, err
+		}
+		parts = []protocol.Part{p}
+	}
+	if state != protocol.StateCompleted {
+		return []Event{{Kind: EventStatus, State: state, Parts: parts}}, nil
+	}
+	events := make([]Event, 0, 2)
+	if parts != nil {
+		events = append(events, Event{Kind: EventParts, Parts: parts})
+	}
+	return append(events, Event{Kind: EventStatus, State: protocol.StateCompleted}), nil
+}
+
+// plainPart maps a body by media type: text/* is text, JSON a string's text
+// or else data, anything else a file with the bytes inline.
+func plainPart(body []byte, mt string, h http.Header) (protocol.Part, error) {
+	switch {
+	case strings.HasPrefix(mt, "text/"):
+		return protocol.Part{Kind: protocol.PartText, Text: string(body)}, nil
+	case isJSONType(mt):
+		t := bytes.TrimSpace(body)
+		if !json.Valid(t) {
+			return protocol.Part{}, fmt.Errorf("upstream: %s answer is not valid JSON", mt)
+		}
+		if t[0] == '"' {
+			var s string
+			if err := json.Unmarshal(t, &s); err != nil {
+				return protocol.Part{}, fmt.Errorf("upstream: %w", err)
+			}
+			return protocol.Part{Kind: protocol.PartText, Text: s}, nil
+		}
+		return protocol.Part{Kind: protocol.PartData, Data: json.RawMessage(t)}, nil
+	}
+	p := protocol.Part{Kind: protocol.PartFile, Raw: body, MediaType: mt}
+	if cd := h.Get("Content-Disposition"); cd != "" {
+		if _, ps, err := mime.ParseMediaType(cd); err == nil {
+			p.Filename = ps["filename"]
+		}
+	}
+	return p, nil
+}
