@@ -7,6 +7,9 @@ import (
 
 	// The standard Caddy modules, as a stock binary has them.
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	// The a2a handler (http.handlers.a2a and the a2a directive).
+	_ "github.com/caddy-a2a/caddy-a2a"
 )
 
 func main() {

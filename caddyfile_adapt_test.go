@@ -1,0 +1,73 @@
+package caddya2a_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	_ "github.com/caddy-a2a/caddy-a2a"
+)
+
+var update = flag.Bool("update", false, "rewrite the JSON half of the adapt goldens")
+
+// TestCaddyfileAdapt adapts every testdata/caddyfile_adapt/*.caddyfiletest
+// (a Caddyfile, a line of dashes, then the expected JSON or the expected
+// error text) the way Caddy's own adapt tests do.
+func TestCaddyfileAdapt(t *testing.T) {
+	files, err := filepath.Glob("testdata/caddyfile_adapt/*.caddyfiletest")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no adapt tests: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caddyfile, expected, ok := strings.Cut(string(data), "----------")
+			if !ok {
+				t.Fatal("no ---------- separator")
+			}
+			caddyfile = strings.TrimSpace(caddyfile) + "\n"
+			expected = strings.TrimSpace(expected)
+
+			adapter := caddyconfig.GetAdapter("caddyfile")
+			out, _, adaptErr := adapter.Adapt([]byte(caddyfile), nil)
+
+			if strings.HasPrefix(expected, "{") {
+				if adaptErr != nil {
+					t.Fatalf("adapt: %v", adaptErr)
+				}
+				if *update {
+					var pretty bytes.Buffer
+					if err := json.Indent(&pretty, out, "", "\t"); err != nil {
+						t.Fatal(err)
+					}
+					golden := caddyfile + "----------\n" + pretty.String() + "\n"
+					if err := os.WriteFile(file, []byte(golden), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if !caddytest.CompareAdapt(t, file, caddyfile, "caddyfile", expected) {
+					t.Errorf("adapted JSON differs from %s (rerun with -update to inspect)", file)
+				}
+				return
+			}
+
+			if adaptErr == nil {
+				t.Fatalf("expected an error containing %q, adapt succeeded", expected)
+			}
+			if !strings.Contains(adaptErr.Error(), expected) {
+				t.Errorf("error\n  %s\ndoes not contain\n  %s", adaptErr, expected)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+// Package integration runs the a2a module inside a real Caddy (caddytest,
+// in process) with real Caddyfiles and httptest agents speaking the agent
+// contract. It is the ONE package that starts Caddy: its ports are fixed
+// (HTTP 9080-9089, admin 9099) and no test may run in parallel.
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"text/template"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	_ "github.com/caddy-a2a/caddy-a2a"
+)
+
+// Fixed addresses of the Caddy under test.
+const (
+	adminPort = 9099
+	base      = "http://127.0.0.1:9080"
+	base2     = "http://127.0.0.1:9081"
+)
+
+// globals go first in every Caddyfile: the admin endpoint the tester
+// loads configs through, no automatic HTTPS or autosave, and any extra
+// global options of the test.
+const globals = `{
+	admin localhost:9099
+	auto_https off
+	persist_config off
+	%s
+}
+`
+
+// load makes cfg (a Caddyfile without global options, expanded as a
+// text/template with data) the running config of the shared in-process
+// Caddy: the first call starts Caddy, every later one is a config reload
+// through the admin API.
+func load(t *testing.T, cfg string, data any) *caddytest.Tester {
+	t.Helper()
+	return loadGlobal(t, "", cfg, data)
+}
+
+// loadGlobal is load with extra global options.
+func loadGlobal(t *testing.T, global, cfg string, data any) *caddytest.Tester {
+	t.Helper()
+	tpl := template.Must(template.New("caddyfile").Option("missingkey=error").Parse(cfg))
+	var b bytes.Buffer
+	if err := tpl.Execute(&b, data); err != nil {
+		t.Fatalf("caddyfile template: %v", err)
+	}
+	tc := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tc.InitServer(fmt.Sprintf(globals, global)+b.String(), "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	return tc
+}
+
+// skillBlock is a valid card body for tests that do not care about it.
+const skillBlock = `
+		name "Test agent"
+		description "An agent under test."
+		skill echo {
+			name "Echo"
+			description "Echoes."
+			tags test
+		}`
+
+// minimal is one a2a mount on :9080 in front of {{.Agent}}.
+func minimal(extra ...string) string {
+	return `http://:9080 {
+	a2a {
+		upstream {{.Agent}}` + skillBlock + `
+		` + strings.Join(extra, "\n\t\t") + `
+	}
+}
+`
+}

@@ -1,0 +1,96 @@
+package caddya2a
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-a2a/caddy-a2a/handler"
+)
+
+// serveCard answers GET and HEAD on the card path.
+func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		return caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the agent card", r.Method))
+	}
+	u, err := h.rpcURL(r)
+	if err != nil {
+		return caddyhttp.Error(http.StatusBadRequest, err)
+	}
+	h.cards.ServeCard(w, r, u)
+	return nil
+}
+
+// serveRPC checks the HTTP envelope of a JSON-RPC call (method, media
+// type, size), resolves the caller and hands the body to the endpoint.
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		return caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
+	}
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		return caddyhttp.Error(http.StatusUnsupportedMediaType,
+			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", r.Header.Get("Content-Type")))
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	h.endpoint.ServeRPC(w, r, body, handler.Caller{Owner: h.owner(r)})
+	return nil
+}
+
+// readBody reads the request body within max_request_body.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := h.MaxRequestBody
+	if r.ContentLength > limit {
+		return nil, caddyhttp.Error(http.StatusRequestEntityTooLarge,
+			fmt.Errorf("a2a: request body of %d bytes exceeds max_request_body %d", r.ContentLength, limit))
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, caddyhttp.Error(http.StatusRequestEntityTooLarge,
+				fmt.Errorf("a2a: request body exceeds max_request_body %d", mbe.Limit))
+		}
+		// A client that went away or sent a short body.
+		return nil, caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("a2a: reading request body: %w", err))
+	}
+	return buf.Bytes(), nil
+}
+
+// owner evaluates the owner setting for r. The placeholders are config; the
+// values are Caddy's (e.g. the user basic_auth authenticated), so no
+// caller-sent text is ever expanded.
+func (h *Handler) owner(r *http.Request) string {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return ""
+	}
+	return repl.ReplaceAll(h.Owner, "")
+}
+
+// jsonContentType accepts the two media types A2A clients send
+// (application/json, and application/a2a+json which A2A 1.0.1 prefers),
+// with any parameters. A request without a Content-Type is accepted too:
+// the body is JSON-RPC either way and the decoder judges it.
+func jsonContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "application/a2a+json"
+}
