@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
@@ -183,6 +184,34 @@ var finalStates = map[string]protocol.TaskState{
 // parseEvent decodes one event object; final reports whether it ends the
 // run.
 func parseEvent(b []byte) (ev Event, final bool, err error) {
+	if s, ok := plainTextEvent(b); ok {
+		return Event{Kind: EventText, Text: s}, false, nil
+	}
+	return parseEventSlow(b)
+}
+
+// plainTextEvent is the fast path of token streaming: {"text":"…"} whose
+// string needs no unescaping (no quote, backslash or control character,
+// valid UTF-8), exactly as the agent wrote it.
+func plainTextEvent(b []byte) (string, bool) {
+	const pre, post = `{"text":"`, `"}`
+	b = bytes.TrimSpace(b)
+	if len(b) < len(pre)+len(post) || string(b[:len(pre)]) != pre || string(b[len(b)-len(post):]) != post {
+		return "", false
+	}
+	mid := b[len(pre) : len(b)-len(post)]
+	for _, c := range mid {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(mid) {
+		return "", false
+	}
+	return string(mid), true
+}
+
+func parseEventSlow(b []byte) (ev Event, final bool, err error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)

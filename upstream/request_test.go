@@ -16,7 +16,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func text(s string) protocol.Part { return protocol.Part{Kind: protocol.PartText, Text: s} }
-func data(s string) protocol.Part { return protocol.Part{Kind: protocol.PartData, Data: json.RawMessage(s)} }
+func data(s string) protocol.Part {
+	return protocol.Part{Kind: protocol.PartData, Data: json.RawMessage(s)}
+}
 
 func req(parts ...protocol.Part) *RunRequest {
 	return &RunRequest{TaskID: "task-1", ContextID: "ctx-1", Message: protocol.Message{ID: "msg-1", Role: protocol.RoleUser, Parts: parts}}
