@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// chunkFunc receives each upstream chunk's timestamp (ns) and the time its
+// frame or line was read.
+type chunkFunc func(sent int64, read time.Time)
+
+// readDirect reads an upstream NDJSON stream (GET rawURL) and returns how
+// many chunks it held. Timestamps must increase.
+func readDirect(rawURL string, onChunk chunkFunc) (int, error) {
+	req, addr, err := getRequest(rawURL)
+	if err != nil {
+		return 0, err
+	}
+	c, err := dial(addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if err := c.send(req); err != nil {
+		return 0, err
+	}
+	resp, err := c.readHead()
+	if err != nil {
+		return 0, err
+	}
+	if resp.Status != 200 {
+		return 0, fmt.Errorf("upstream HTTP %d", resp.Status)
+	}
+	br := newSSEReader(c, &resp).br
+	n := 0
+	var last int64
+	for {
+		line, err := br.ReadSlice('\n')
+		now := time.Now()
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		ts, err := chunkStamp(line)
+		if err != nil {
+			return n, err
+		}
+		if ts <= last {
+			return n, fmt.Errorf("chunk %d out of order", n)
+		}
+		last = ts
+		n++
+		onChunk(ts, now)
+	}
+}
+
+// chunkStamp reads the timestamp of {"text":"<ns>"}.
+func chunkStamp(line []byte) (int64, error) {
+	_, v, ok := bytes.Cut(line, []byte(`"text":"`))
+	if ok {
+		v, _, ok = bytes.Cut(v, []byte(`"`))
+	}
+	if !ok {
+		return 0, fmt.Errorf("not a timestamp chunk: %.100q", line)
+	}
+	return strconv.ParseInt(string(v), 10, 64)
+}
+
+// readA2A sends one SendStreamingMessage to rpcURL (whose upstream is an
+// NDJSON stream of timestamps) and reads the SSE answer: the Task first,
+// then one artifact update per chunk, then the completed status, then the
+// end of the stream. It returns the number of chunks.
+func readA2A(rpcURL string, seq int, onChunk chunkFunc) (int, error) {
+	req, addr, err := rpcRequest(rpcURL, "SendStreamingMessage",
+		fmt.Sprintf(`{"message":{"messageId":"s-%d","role":"ROLE_USER","parts":[{"text":"go"}]}}`, seq), true)
+	if err != nil {
+		return 0, err
+	}
+	c, err := dial(addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if err := c.send(req); err != nil {
+		return 0, err
+	}
+	resp, err := c.readHead()
+	if err != nil {
+		return 0, err
+	}
+	if resp.Status != 200 || !bytes.HasPrefix([]byte(resp.ContentType), []byte("text/event-stream")) {
+		return 0, fmt.Errorf("HTTP %d %s", resp.Status, resp.ContentType)
+	}
+	sr := newSSEReader(c, &resp)
+	n, frames := 0, 0
+	var last int64
+	final := ""
+	lastChunk := false
+	for {
+		data, err := sr.next()
+		now := time.Now()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		f, err := decodeFrame(data)
+		if err != nil {
+			return n, err
+		}
+		frames++
+		switch r := f.Result; {
+		case r.Task != nil:
+			if frames != 1 {
+				return n, errors.New("task frame after the first")
+			}
+		case frames == 1:
+			return n, fmt.Errorf("first frame is not the task: %.200s", data)
+		case r.ArtifactUpdate != nil:
+			if lastChunk {
+				return n, errors.New("artifact update after lastChunk")
+			}
+			if r.ArtifactUpdate.LastChunk {
+				// The end of the upstream stream is only known after its
+				// last chunk, so the artifact is closed by an empty one.
+				lastChunk = true
+				if n == 0 || !r.ArtifactUpdate.Append || len(r.ArtifactUpdate.Artifact.Parts) != 1 || r.ArtifactUpdate.Artifact.Parts[0].Text != "" {
+					return n, fmt.Errorf("closing chunk: %.200s", data)
+				}
+				continue
+			}
+			if len(r.ArtifactUpdate.Artifact.Parts) != 1 {
+				return n, fmt.Errorf("artifact update with %d parts", len(r.ArtifactUpdate.Artifact.Parts))
+			}
+			if r.ArtifactUpdate.Append != (n > 0) {
+				return n, fmt.Errorf("chunk %d has append=%v", n, r.ArtifactUpdate.Append)
+			}
+			ts, err := strconv.ParseInt(r.ArtifactUpdate.Artifact.Parts[0].Text, 10, 64)
+			if err != nil || ts <= last {
+				return n, fmt.Errorf("chunk %d: bad or out-of-order timestamp %q", n, r.ArtifactUpdate.Artifact.Parts[0].Text)
+			}
+			last = ts
+			n++
+			onChunk(ts, now)
+		case r.StatusUpdate != nil:
+			final = r.StatusUpdate.Status.State
+		}
+	}
+	if final != "TASK_STATE_COMPLETED" || !lastChunk {
+		return n, fmt.Errorf("stream ended in state %q (lastChunk seen: %v), want TASK_STATE_COMPLETED", final, lastChunk)
+	}
+	return n, nil
+}
+
+// cmdRelay measures how long an upstream chunk takes to reach the client:
+// read from the upstream directly, then as SSE frames through the module,
+// in alternating rounds. The difference is what the module adds.
+func cmdRelay(args []string) error {
+	fs := newFlags("relay")
+	direct := fs.String("direct", "", "upstream NDJSON URL (its chunk count and pace must match the module's upstream)")
+	a2a := fs.String("a2a", "", "module JSON-RPC URL whose upstream is that stream")
+	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
+	streams := fs.Int("streams", 4, "concurrent streams")
+	dur := fs.Duration("d", 5*time.Second, "duration of each round of each path")
+	rounds := fs.Int("rounds", 2, "rounds (direct, module) × rounds")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *direct == "" || *a2a == "" {
+		return errors.New("-direct and -a2a are required")
+	}
+	type path struct {
+		name string
+		read func(seq int, f chunkFunc) (int, error)
+		lat  []int64
+		errs int
+		err  error
+	}
+	paths := []*path{
+		{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }},
+		{name: "through caddy-a2a (SSE)", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*a2a, seq, f) }},
+	}
+	seq := 0
+	for r := range *rounds {
+		for _, p := range paths {
+			end := time.Now().Add(*dur)
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for range *streams {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					lat := make([]int64, 0, *chunks)
+					for time.Now().Before(end) {
+						mu.Lock()
+						seq++
+						s := seq
+						mu.Unlock()
+						lat = lat[:0]
+						n, err := p.read(s, func(sent int64, read time.Time) { lat = append(lat, read.UnixNano()-sent) })
+						if err == nil && n != *chunks {
+							err = fmt.Errorf("%d chunks, want %d", n, *chunks)
+						}
+						mu.Lock()
+						if err != nil {
+							p.errs++
+							if p.err == nil {
+								p.err = err
+							}
+						} else {
+							p.lat = append(p.lat, lat...)
+						}
+						mu.Unlock()
+						if err != nil {
+							return // one failure fails the path; no retry storm
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			logf("relay round %d/%d %-24s %d samples, %d errors %v", r+1, *rounds, p.name, len(p.lat), p.errs, p.err)
+		}
+	}
+	for _, p := range paths {
+		slices.Sort(p.lat)
+	}
+	d, m := paths[0], paths[1]
+	fmt.Printf("\n### Chunk relay latency: upstream write → client read, %d concurrent streams of %d chunks, %d rounds × %s per path\n\n",
+		*streams, *chunks, *rounds, *dur)
+	fmt.Println("| path | chunks | p50 | p90 | p99 | max | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
+	for _, p := range paths {
+		errs := "0"
+		if p.errs > 0 {
+			errs = fmt.Sprintf("**FAIL %d**: %.120v", p.errs, p.err)
+		}
+		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s |\n", p.name, len(p.lat), fmtDur(percentile(p.lat, 0.5)),
+			fmtDur(percentile(p.lat, 0.9)), fmtDur(percentile(p.lat, 0.99)), fmtDur(time.Duration(lastOf(p.lat))), errs)
+	}
+	fmt.Printf("| **added by caddy-a2a** | | %s | %s | %s | | |\n\n",
+		fmtSigned(percentile(m.lat, 0.5)-percentile(d.lat, 0.5)),
+		fmtSigned(percentile(m.lat, 0.9)-percentile(d.lat, 0.9)),
+		fmtSigned(percentile(m.lat, 0.99)-percentile(d.lat, 0.99)))
+	if d.errs+m.errs > 0 {
+		return errors.New("relay: streams failed")
+	}
+	return nil
+}
+
+// cmdEvents measures how many events per second one stream carries: an
+// upstream that writes its chunks as fast as it can, read directly and
+// through the module, one stream at a time.
+func cmdEvents(args []string) error {
+	fs := newFlags("events")
+	direct := fs.String("direct", "", "upstream NDJSON URL of a burst stream")
+	a2a := fs.String("a2a", "", "module JSON-RPC URL whose upstream is that stream")
+	chunks := fs.Int("chunks", 5000, "chunks per stream (as the upstream URL says)")
+	dur := fs.Duration("d", 5*time.Second, "duration per path")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *direct == "" || *a2a == "" {
+		return errors.New("-direct and -a2a are required")
+	}
+	type result struct {
+		name    string
+		events  int
+		streams int
+		elapsed time.Duration
+		err     error
+	}
+	run := func(name string, read func(seq int) (int, error)) result {
+		r := result{name: name}
+		start := time.Now()
+		for seq := 1; time.Since(start) < *dur; seq++ {
+			n, err := read(seq)
+			if err == nil && n != *chunks {
+				err = fmt.Errorf("%d chunks, want %d", n, *chunks)
+			}
+			if err != nil {
+				r.err = err
+				break
+			}
+			r.events += n
+			r.streams++
+		}
+		r.elapsed = time.Since(start)
+		logf("events %-24s %d events in %d streams, %.0f/s %v", name, r.events, r.streams, float64(r.events)/r.elapsed.Seconds(), r.err)
+		return r
+	}
+	nop := func(int64, time.Time) {}
+	rs := []result{
+		run("upstream read directly", func(int) (int, error) { return readDirect(*direct, nop) }),
+		run("through caddy-a2a (SSE)", func(seq int) (int, error) { return readA2A(*a2a, 1<<30+seq, nop) }),
+	}
+	fmt.Printf("\n### Events per second through one stream (%d-chunk streams, one at a time, %s per path)\n\n", *chunks, *dur)
+	fmt.Println("| path | events | streams | events/s | errors |")
+	fmt.Println("|---|---:|---:|---:|---|")
+	var failed bool
+	for _, r := range rs {
+		errs := "0"
+		if r.err != nil {
+			errs = fmt.Sprintf("**FAIL**: %.120v", r.err)
+			failed = true
+		}
+		fmt.Printf("| %s | %d | %d | %.0f | %s |\n", r.name, r.events, r.streams, float64(r.events)/r.elapsed.Seconds(), errs)
+	}
+	fmt.Println()
+	if failed {
+		return errors.New("events: streams failed")
+	}
+	return nil
+}
+
+func lastOf(s []int64) int64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)-1]
+}
+
+func fmtSigned(d time.Duration) string {
+	if d == 0 {
+		return "0 µs"
+	}
+	if d < 0 {
+		return "−" + fmtDur(-d)
+	}
+	return "+" + fmtDur(d)
+}

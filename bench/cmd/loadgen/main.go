@@ -1,0 +1,67 @@
+// Command loadgen is the benchmark's load generator and measuring tool. Each
+// subcommand prints a markdown section to stdout and progress to stderr; it
+// exits 1 when a target answered anything wrong, so a broken target can
+// never be reported as fast.
+//
+//	loadgen load   -t name=…,kind=…,url=…,pid=…[,up=…] …   closed-loop req/s, p50/p99, RSS, in interleaved rounds
+//	loadgen sends  -t … -n N                                 RSS across N sends (flat with a bounded store?)
+//	loadgen relay  -direct URL -a2a URL                      upstream chunk → client frame latency
+//	loadgen events -direct URL -a2a URL                      events/s through one stream
+//	loadgen idle   -create URL -rpc URL -pid PID             RSS of 1k and 10k idle SSE streams
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// targetFlags collects repeated -t flags.
+type targetFlags []*target
+
+func (f *targetFlags) String() string { return fmt.Sprint(len(*f), " targets") }
+
+func (f *targetFlags) Set(s string) error {
+	t, err := parseTarget(s)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, t)
+	return nil
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, strings.TrimSpace(usage))
+		os.Exit(2)
+	}
+	cmds := map[string]func([]string) error{
+		"load":   cmdLoad,
+		"sends":  cmdSends,
+		"relay":  cmdRelay,
+		"events": cmdEvents,
+		"idle":   cmdIdle,
+	}
+	cmd, ok := cmds[os.Args[1]]
+	if !ok {
+		fmt.Fprintln(os.Stderr, strings.TrimSpace(usage))
+		os.Exit(2)
+	}
+	if err := cmd(os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `
+usage: loadgen load|sends|relay|events|idle [flags]   (loadgen <cmd> -h for flags)
+`
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+func newFlags(name string) *flag.FlagSet {
+	return flag.NewFlagSet(name, flag.ContinueOnError)
+}

@@ -1,0 +1,118 @@
+// Command upstream is the tiny HTTP agent every benchmark target sits in
+// front of: Caddy's reverse_proxy (the ceiling) and the a2a module both call
+// it, so the difference between them is what the module costs.
+//
+// Routes (all answer any method):
+//
+//	/echo    the agent contract's plain answer: the request's "input" string
+//	         as a text/plain 200 body (the module makes it the artifact).
+//	/auth    a plain answer with A2A-Task-State: auth-required, so the task
+//	         stays interrupted and its streams stay open (idle-stream test).
+//	/ndjson/<n>/<pause>
+//	         an NDJSON event stream of n {"text":"<unix ns>"} chunks with a
+//	         pause (a Go duration) between them; 0s writes them as fast as
+//	         the connection takes them. The timestamp is taken just before
+//	         the chunk is written, so a reader can measure relay latency.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	flag.Parse()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", echo)
+	mux.HandleFunc("/auth", auth)
+	mux.HandleFunc("/ndjson/{n}/{every}", ndjson)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("upstream listening on %s", ln.Addr())
+	log.Fatal((&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
+}
+
+// contract is the part of the module's request this agent reads.
+type contract struct {
+	Input json.RawMessage `json:"input"`
+}
+
+// inputText returns the request's input: the string itself when it is a
+// JSON string (all-text messages), else the raw JSON.
+func inputText(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var c contract
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, err
+	}
+	var s string
+	if json.Unmarshal(c.Input, &s) == nil {
+		return []byte(s), nil
+	}
+	return c.Input, nil
+}
+
+func echo(w http.ResponseWriter, r *http.Request) {
+	text, err := inputText(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(text)))
+	_, _ = w.Write(text)
+}
+
+func auth(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("A2A-Task-State", "auth-required")
+	_, _ = io.WriteString(w, "please sign in")
+}
+
+func ndjson(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	n, err := strconv.Atoi(r.PathValue("n"))
+	every, err2 := time.ParseDuration(r.PathValue("every"))
+	if err != nil || err2 != nil || n <= 0 || every < 0 {
+		http.Error(w, "want /ndjson/<chunks>/<pause>", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	line := make([]byte, 0, 64)
+	for i := 0; i < n; i++ {
+		if i > 0 && every > 0 {
+			time.Sleep(every)
+		}
+		line = append(line[:0], `{"text":"`...)
+		line = strconv.AppendInt(line, time.Now().UnixNano(), 10)
+		line = append(line, "\"}\n"...)
+		if _, err := bw.Write(line); err != nil {
+			return
+		}
+		// Paced chunks go out one by one (the latency test); a burst is
+		// left to the buffer so the reader, not this writer, is the limit.
+		if every > 0 {
+			if bw.Flush() != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+	_ = bw.Flush()
+}

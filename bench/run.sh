@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
+#
+#   bash bench/run.sh              full run, about 8 minutes
+#   QUICK=1 bash bench/run.sh      smoke check, about 1 minute
+#   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
+#                                  module under load (bench/out/*.pprof)
+#
+# It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
+# a2a-go v2.4.0 echo server and the load generator (Go module bench/), installs
+# the @a2a-js/sdk 1.3.0 + express 5 echo server (npm ci, bench/js), starts every
+# server on 127.0.0.1, measures, prints markdown tables, and stops everything it
+# started, by PID, on exit. The report is also written to bench/out/.
+#
+# Environment: BENCH_PORT (first of 14 ports, default 9400), BENCH_CONNS
+# (connections of the closed loop, default 32), KEEP=1 (keep the work dir with
+# the Caddyfiles and logs).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+port=${BENCH_PORT:-9400}
+conns=${BENCH_CONNS:-32}
+work=$(mktemp -d /tmp/caddy-a2a-bench.XXXXXX)
+bin=$work/bin
+mkdir -p "$bin" "$here/out"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+report=$here/out/report-$stamp.md
+
+if [ -n "${QUICK:-}" ]; then
+	rounds=1 dur=3s warmup=1s
+	relay_d=2s relay_rounds=1 events_d=2s
+	idle_levels=200,1000
+	sends_a2a=25000 sends_sdk=3000
+else
+	rounds=3 dur=10s warmup=2s
+	relay_d=5s relay_rounds=2 events_d=5s
+	idle_levels=1000,10000
+	sends_a2a=300000 sends_sdk=100000
+fi
+
+# Ports.
+p_up=$port              # the upstream agent
+p_ceiling=$((port + 1)) # Caddy reverse_proxy → upstream
+p_v10=$((port + 2))     # Caddy + a2a (the 1.0 target)
+p_v03=$((port + 3))     # Caddy + a2a (the 0.3 target)
+p_go=$((port + 4))      # a2a-go echo server
+p_js=$((port + 5))      # a2a-js echo server
+p_relay=$((port + 6))   # Caddy + a2a over a paced NDJSON upstream
+p_burst=$((port + 7))   # Caddy + a2a over a burst NDJSON upstream (same process as relay)
+p_idle=$((port + 8))    # Caddy + a2a over an auth-required upstream (idle streams)
+p_rss=$((port + 9))     # Caddy + a2a, default store bound (RSS across many sends)
+p_go2=$((port + 10))    # fresh a2a-go for the RSS run
+p_js2=$((port + 11))    # fresh a2a-js for the RSS run
+p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1
+
+pids=()
+cleanup() {
+	local rc=$?
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	if [ -n "${KEEP:-}" ]; then
+		echo "work dir kept: $work" >&2
+	else
+		rm -rf "$work"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "== $*" >&2; }
+
+# measure LOADGEN-ARGS... runs the generator, appends its tables to the
+# report and remembers a failure (a target that answered wrong) without
+# stopping the other measurements.
+failed=0
+measure() {
+	if ! "$bin/loadgen" "$@" | tee -a "$report"; then
+		failed=1
+	fi
+}
+
+# stop PID...: the servers of a finished step (cleanup catches the rest).
+stop() {
+	kill "$@" 2>/dev/null || true
+}
+
+# start NAME CMD... runs CMD in the background with its output in the work
+# dir and records its PID (in the variable pid_NAME, too).
+start() {
+	local name=$1
+	shift
+	"$@" >"$work/$name.log" 2>&1 &
+	pids+=($!)
+	printf -v "pid_$name" '%s' $!
+}
+
+# wait_port PORT NAME: until something accepts on 127.0.0.1:PORT.
+wait_port() {
+	local deadline=$((SECONDS + 30))
+	until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+		if [ $SECONDS -ge $deadline ]; then
+			echo "$2 did not start on port $1; its log:" >&2
+			cat "$work/$2.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
+# caddyfile NAME PORT UPSTREAM-PATH [EXTRA-A2A-LINES [GLOBAL-LINES]] writes
+# the Caddyfile of one a2a site.
+caddyfile() {
+	cat >"$work/$1.caddyfile" <<EOF
+{
+	${5:-admin off}
+	auto_https off
+	persist_config off
+}
+
+http://:$2 {
+	bind 127.0.0.1
+	a2a {
+		upstream http://127.0.0.1:$p_up$3
+		name "Bench"
+		description "caddy-a2a benchmark target"
+		version 1.0.0
+		skill echo {
+			name Echo
+			description Echo
+			tags echo
+		}
+		${4:-}
+	}
+}
+EOF
+}
+
+log "build: Caddy with the a2a module (./cmd/caddy)"
+(cd "$root" && go build -o "$bin/caddy" ./cmd/caddy)
+log "build: upstream, a2a-go echo server, load generator (bench/)"
+(cd "$here" && go build -o "$bin/" ./cmd/...)
+log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
+(cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
+
+cat >"$work/ceiling.caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	persist_config off
+}
+
+http://:$p_ceiling {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_up
+}
+EOF
+caddyfile v10 "$p_v10" /echo
+caddyfile v03 "$p_v03" /echo
+caddyfile rss "$p_rss" /echo
+caddyfile idle "$p_idle" /auth "store memory {
+			max_tasks 20000
+		}"
+# One process, two sites: the paced stream (latency) and the burst (events/s).
+caddyfile stream "$p_relay" /ndjson/500/2ms
+cat >>"$work/stream.caddyfile" <<EOF
+
+http://:$p_burst {
+	bind 127.0.0.1
+	a2a {
+		upstream http://127.0.0.1:$p_up/ndjson/5000/0s
+		name "Bench"
+		description "caddy-a2a benchmark target"
+		skill echo {
+			name Echo
+			description Echo
+			tags echo
+		}
+	}
+}
+EOF
+
+export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
+start up "$bin/upstream" -addr "127.0.0.1:$p_up"
+start ceiling "$bin/caddy" run --adapter caddyfile --config "$work/ceiling.caddyfile"
+start v10 "$bin/caddy" run --adapter caddyfile --config "$work/v10.caddyfile"
+start v03 "$bin/caddy" run --adapter caddyfile --config "$work/v03.caddyfile"
+start a2ago "$bin/a2ago" -addr "127.0.0.1:$p_go"
+start a2ajs node "$here/js/server.mjs" "127.0.0.1:$p_js"
+for pn in "$p_up up" "$p_ceiling ceiling" "$p_v10 v10" "$p_v03 v03" "$p_go a2ago" "$p_js a2ajs"; do
+	wait_port $pn
+done
+
+{
+	echo "# caddy-a2a benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')${QUICK:+ (QUICK smoke run: numbers are not meaningful)}"
+	echo
+	echo "- commit: $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)$(cd "$root" && git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "- machine: $(nproc) × $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo) RAM, Linux $(uname -r); load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- $(go version | cut -d' ' -f3-4), node $(node --version), Caddy $("$bin/caddy" version | cut -d' ' -f1); every server and the generator share the machine"
+	echo "- generator: bench/cmd/loadgen, $conns keep-alive HTTP/1.1 connections per target, closed loop; every answer is checked"
+} | tee "$report"
+
+log "load: interleaved rounds"
+measure load -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+	-t "name=ceiling (reverse_proxy),kind=ceiling,url=http://127.0.0.1:$p_ceiling/echo,pid=$pid_ceiling,up=$pid_up" \
+	-t "name=caddy-a2a v1.0 SendMessage,kind=v1.0,url=http://127.0.0.1:$p_v10/a2a,pid=$pid_v10,up=$pid_up" \
+	-t "name=caddy-a2a v0.3 message/send,kind=v0.3,url=http://127.0.0.1:$p_v03/a2a,pid=$pid_v03,up=$pid_up" \
+	-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go/a2a,pid=$pid_a2ago" \
+	-t "name=a2a-js 1.3.0 (express 5),kind=v1.0,url=http://127.0.0.1:$p_js/a2a,pid=$pid_a2ajs" \
+	-ceiling "ceiling (reverse_proxy)"
+stop "$pid_ceiling" "$pid_v10" "$pid_v03" "$pid_a2ago" "$pid_a2ajs"
+
+log "streaming: chunk relay latency and events/s"
+start stream "$bin/caddy" run --adapter caddyfile --config "$work/stream.caddyfile"
+wait_port "$p_relay" stream
+wait_port "$p_burst" stream
+measure relay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a2a "http://127.0.0.1:$p_relay/a2a" \
+	-chunks 500 -d "$relay_d" -rounds "$relay_rounds"
+measure events -direct "http://127.0.0.1:$p_up/ndjson/5000/0s" -a2a "http://127.0.0.1:$p_burst/a2a" \
+	-chunks 5000 -d "$events_d"
+stop "$pid_stream"
+
+log "streaming: idle SSE streams"
+start idle "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
+wait_port "$p_idle" idle
+measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels"
+stop "$pid_idle"
+
+log "memory: RSS across many sends (fresh processes)"
+start rss "$bin/caddy" run --adapter caddyfile --config "$work/rss.caddyfile"
+start a2ago2 "$bin/a2ago" -addr "127.0.0.1:$p_go2"
+start a2ajs2 node "$here/js/server.mjs" "127.0.0.1:$p_js2"
+for pn in "$p_rss rss" "$p_go2 a2ago2" "$p_js2 a2ajs2"; do
+	wait_port $pn
+done
+measure sends -c "$conns" \
+	-t "name=caddy-a2a (default max_tasks 10000),kind=v1.0,url=http://127.0.0.1:$p_rss/a2a,pid=$pid_rss,n=$sends_a2a" \
+	-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go2/a2a,pid=$pid_a2ago2,n=$sends_sdk" \
+	-t "name=a2a-js 1.3.0,kind=v1.0,url=http://127.0.0.1:$p_js2/a2a,pid=$pid_a2ajs2,n=$sends_sdk"
+stop "$pid_rss" "$pid_a2ago2" "$pid_a2ajs2"
+
+if [ -n "${PROFILE:-}" ]; then
+	log "profile: the module under load (admin pprof)"
+	caddyfile prof "$p_prof" /echo "" "admin 127.0.0.1:$((p_prof + 1))"
+	start prof "$bin/caddy" run --adapter caddyfile --config "$work/prof.caddyfile"
+	wait_port "$p_prof" prof
+	admin=http://127.0.0.1:$((p_prof + 1))
+	"$bin/loadgen" load -c "$conns" -d 14s -warmup 1s -rounds 1 \
+		-t "name=profiled caddy-a2a v1.0,kind=v1.0,url=http://127.0.0.1:$p_prof/a2a,pid=$pid_prof,up=$pid_up" >/dev/null &
+	gen=$!
+	sleep 2
+	curl -sf -o "$here/out/cpu-$stamp.pprof" "$admin/debug/pprof/profile?seconds=10"
+	curl -sf -o "$here/out/allocs-$stamp.pprof" "$admin/debug/pprof/allocs"
+	wait "$gen"
+	{
+		echo "### CPU profile of caddy-a2a v1.0 under load (10 s, top by cumulative)"
+		echo
+		echo '```'
+		go tool pprof -top -cum -nodecount=45 "$bin/caddy" "$here/out/cpu-$stamp.pprof" 2>/dev/null | sed -n '1,52p'
+		echo '```'
+		echo
+		echo "### Allocations since start (alloc_space, top by flat)"
+		echo
+		echo '```'
+		go tool pprof -top -sample_index=alloc_space -nodecount=25 "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null | sed -n '1,32p'
+		echo '```'
+	} | tee -a "$report"
+	stop "$pid_prof"
+fi
+
+log "report: $report"
+if [ "$failed" != 0 ]; then
+	log "FAILED: a target answered wrong (see the errors columns)"
+	exit 1
+fi
