@@ -265,7 +265,19 @@ func TestListTasks(t *testing.T) {
 // 200, echoing the id.
 func TestRPCErrors(t *testing.T) {
 	a := textAgent(t)
-	load(t, minimal(), map[string]any{"Agent": a.URL()})
+	load(t, `
+http://:9080 {
+	a2a {
+		upstream {{.Agent}}`+skillBlock+`
+	}
+	a2a {
+		upstream {{.Agent}}
+		rpc_path /textonly
+		card_path /textonly/.well-known/agent-card.json
+		input_modes text/plain`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
 	url := base + "/a2a"
 	done := send10(t, url, msg10("finish", "", ""))
 
@@ -306,6 +318,11 @@ func TestRPCErrors(t *testing.T) {
 	t.Run("-32004 extended card not declared", func(t *testing.T) {
 		call(t, url, "1.0", "GetExtendedAgentCard", map[string]any{}).fails(t, -32004)
 	})
+	t.Run("-32005 a part the agent does not accept", func(t *testing.T) {
+		msg := msg10("", "", "")
+		msg["parts"] = []any{map[string]any{"data": map[string]any{"x": 1}}}
+		call(t, base+"/textonly", "1.0", "SendMessage", map[string]any{"message": msg}).fails(t, -32005)
+	})
 	t.Run("-32009 unsupported A2A-Version", func(t *testing.T) {
 		e := call(t, url, "9.9", "GetTask", map[string]any{"id": done.ID}).fails(t, -32009)
 		if !strings.Contains(string(e.Data), "VERSION_NOT_SUPPORTED") {
@@ -323,12 +340,18 @@ func TestRPCErrors(t *testing.T) {
 // TestFailingUpstreams: a 500 or a dead agent fails the task with a
 // generic message; the agent's own error text never reaches the caller.
 func TestFailingUpstreams(t *testing.T) {
-	fail := failAgent(t)
+	fail, slow := failAgent(t), slowAgent(t)
 	load(t, `
 http://:9080 {
 	a2a {
 		upstream {{.Fail}}
 		rpc_path /fail`+skillBlock+`
+	}
+	a2a {
+		upstream {{.Slow}} {
+			timeout 300ms
+		}
+		rpc_path /slow`+skillBlock+`
 	}
 	a2a {
 		upstream {{.Dead}} {
@@ -337,9 +360,9 @@ http://:9080 {
 		rpc_path /dead`+skillBlock+`
 	}
 }
-`, map[string]any{"Fail": fail.URL(), "Dead": deadURL(t)})
+`, map[string]any{"Fail": fail.URL(), "Dead": deadURL(t), "Slow": slow.URL()})
 
-	for _, path := range []string{"/fail", "/dead"} {
+	for _, path := range []string{"/fail", "/dead", "/slow"} {
 		t.Run(path, func(t *testing.T) {
 			ans := call(t, base+path, "1.0", "SendMessage", map[string]any{"message": msg10("hi", "", "")})
 			var res struct {
@@ -357,6 +380,17 @@ http://:9080 {
 			got := getTask10(t, base+path, res.Task.ID)
 			if got.Status.State != "TASK_STATE_FAILED" || got.statusText() != res.Task.statusText() {
 				t.Errorf("GetTask after failure: %+v", got.Status)
+			}
+			if path == "/slow" {
+				// The timeout aborted the agent call.
+				select {
+				case id := <-slow.aborted:
+					if id != res.Task.ID {
+						t.Errorf("aborted %s, want %s", id, res.Task.ID)
+					}
+				case <-timeout():
+					t.Error("the timed-out call was not aborted")
+				}
 			}
 		})
 	}
