@@ -79,12 +79,12 @@ func (b *backend) Destruct() error {
 }
 
 // storeKey identifies the backend a mount uses: its store settings, its
-// upstream and its RPC path. Mounts that agree on all three share tasks;
+// upstream (as resolved) and its RPC path. Mounts that agree on all three share tasks;
 // changing any of them on reload starts an empty store (the old one is
 // closed with the old config).
 func (h *Handler) storeKey() string {
 	return h.Store.Type + "|" + strconv.Itoa(h.Store.MaxTasks) + "|" + durationString(h.Store.TTL) +
-		"|" + h.Upstream.URL + "|" + h.RPCPath
+		"|" + h.Upstream.target + "|" + h.RPCPath
 }
 
 // loadBackend returns the backend for key, creating it on first use, and

@@ -36,6 +36,9 @@ type Upstream struct {
 	// timeouts, keep-alive, proxy. Default: that transport with its own
 	// defaults.
 	TransportRaw json.RawMessage `json:"transport,omitempty" caddy:"namespace=http.reverse_proxy.transport inline_key=protocol"`
+
+	// target is URL with its placeholders resolved.
+	target string
 }
 
 // reservedHeaders belong to the agent contract or to the connection; a
@@ -99,6 +102,7 @@ func (u *Upstream) provision(ctx caddy.Context, globals *caddy.Replacer) (upstre
 	if err := checkUpstreamURL(target); err != nil {
 		return nil, err
 	}
+	u.target = target
 	headers := make(http.Header, len(u.HeaderUp))
 	for name, values := range u.HeaderUp {
 		for _, v := range values {

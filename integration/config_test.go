@@ -7,21 +7,29 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 )
 
-// TestHeaderUp: header_up values resolve global placeholders once at
-// provision ({env.*}); the agent receives them on every call.
-func TestHeaderUp(t *testing.T) {
-	t.Setenv("A2A_TEST_AGENT_TOKEN", "tok-123")
+// TestGlobalPlaceholders: the upstream URL, url and header_up values
+// resolve global placeholders once at provision ({env.*}); the agent
+// receives the headers on every call, and nothing a caller sends is
+// expanded.
+func TestGlobalPlaceholders(t *testing.T) {
 	a := textAgent(t)
+	t.Setenv("A2A_TEST_AGENT_TOKEN", "tok-123")
+	t.Setenv("A2A_TEST_AGENT_URL", a.URL())
+	t.Setenv("A2A_TEST_PUBLIC_URL", "https://public.example/a2a")
 	load(t, `
 http://:9080 {
 	a2a {
-		upstream {{.Agent}} {
+		upstream {env.A2A_TEST_AGENT_URL} {
 			header_up Authorization "Bearer {env.A2A_TEST_AGENT_TOKEN}"
 			header_up X-Static plain
-		}`+skillBlock+`
+		}
+		url {env.A2A_TEST_PUBLIC_URL}`+skillBlock+`
 	}
 }
-`, map[string]any{"Agent": a.URL()})
+`, nil)
+	if _, card := fetchCard(t, base+"/.well-known/agent-card.json"); card.URL != "https://public.example/a2a" {
+		t.Errorf("card url %q", card.URL)
+	}
 	// A caller cannot smuggle a placeholder into anything the agent sees.
 	send10(t, base+"/a2a", msg10("{env.A2A_TEST_AGENT_TOKEN}", "", ""), withHeader("X-Static", "{env.HOME}"))
 	c := a.next(t)

@@ -2,8 +2,10 @@ package integration
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -53,7 +55,17 @@ func openStream(t *testing.T, url, version, method string, params any, opts ...r
 }
 
 func (s *sseStream) read() {
-	br := bufio.NewReader(s.resp.Body)
+	var body io.Reader = s.resp.Body
+	if s.resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(s.resp.Body)
+		if err != nil {
+			close(s.frames)
+			s.done <- err
+			return
+		}
+		body = zr
+	}
+	br := bufio.NewReader(body)
 	var f sseFrame
 	for {
 		line, err := br.ReadString('\n')
@@ -242,4 +254,28 @@ http://:9080 {
 	if c.Capabilities.Streaming != nil && *c.Capabilities.Streaming {
 		t.Errorf("streaming off, yet the card advertises streaming")
 	}
+}
+
+// TestStreamingThroughEncode: a site that compresses its answers (encode)
+// still relays each chunk as it comes.
+func TestStreamingThroughEncode(t *testing.T) {
+	gate := make(chan struct{})
+	a := streamAgent(t, gate)
+	load(t, `
+http://:9080 {
+	encode gzip
+	a2a {
+		upstream {{.Agent}}`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
+	s := openStream(t, base+"/a2a", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")},
+		withHeader("Accept-Encoding", "gzip"))
+	if got := s.resp.Header.Get("Content-Encoding"); got != "gzip" {
+		t.Fatalf("Content-Encoding = %q: the test needs a compressed stream", got)
+	}
+	readUntil(t, s, "artifact:chunk one, ")
+	close(gate)
+	readUntil(t, s, "status:TASK_STATE_COMPLETED")
+	s.ended(t)
 }
