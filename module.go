@@ -220,9 +220,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Validate reports config errors Provision left for last. Provision has
-// already refused every bad setting (so `caddy validate` fails on them);
-// this only guards against a handler used without provisioning.
+// Validate confirms Provision finished. Every setting is checked in
+// Provision, where the defaults are known and the card can be built (so
+// `caddy validate` already fails on a bad one); this only catches a
+// handler that was never provisioned.
 func (h *Handler) Validate() error {
 	if h.endpoint == nil || h.cards == nil {
 		return errors.New("a2a: handler not provisioned")
