@@ -31,15 +31,16 @@
 //     order requested) are echoed under the header name(s) the client used.
 //     A required extension not activated refuses every method but the
 //     extended card (discovery) with -32008; in 0.3, whose spec only asks
-//     for "an appropriate error", it is the same code with the object data
-//     {"extension": "<uri>[, <uri>…]"}.
+//     for "an appropriate error", it is the same code, the URIs named in the
+//     message (0.3 errors carry no data: its clients disagree on the type).
 //   - Limits (parts, text, inline file and metadata sizes, JSON depth) are
 //     checked while decoding, before any store access: a refused request
 //     creates and changes nothing. The error is -32602 (-32600 for depth)
 //     naming the limit, with its name and value in the error metadata.
 //   - Internal errors are -32603 "Internal error" with a 16-hex-digit
-//     errorId that the log line with the underlying error also carries;
-//     no Go error, agent or store text ever reaches a caller.
+//     error id (1.0: ErrorInfo metadata errorId; 0.3: in the message) that
+//     the log line with the underlying error also carries; no Go error,
+//     agent or store text ever reaches a caller.
 package handler
 
 import (

@@ -100,10 +100,10 @@ func (x *extensions) negotiate(w http.ResponseWriter, r *http.Request) negotiati
 
 // requiredError is the answer to a request that did not activate a
 // required extension: -32008 in both versions. A2A 1.0 names the code;
-// 0.3 only asks for "an appropriate error", and the same code with the
-// object data {"extension": …} is the one a 0.3 client can both parse and
-// match against 1.0 documentation. Several missing URIs are listed
-// comma-separated, the header's own list format.
+// 0.3 only asks for "an appropriate error", and the same code (its message
+// naming the URIs; 0.3 errors carry no data) lets one client-side check
+// serve both versions. Several missing URIs are listed comma-separated, the
+// header's own list format.
 func (n *negotiation) requiredError() *protocol.Error {
 	if len(n.missing) == 0 {
 		return nil
