@@ -1,9 +1,10 @@
 package protocol
 
+import "strconv"
+
 // The A2A 0.3 JSON-RPC dialect: "kind" discriminators, kebab-case states,
-// lowercase roles, parts {kind, text|file|data}, and error data that is an
-// object or absent (0.3 clients such as a2a-go v0.3 cannot decode an
-// array there).
+// lowercase roles, parts {kind, text|file|data}, and errors without data
+// (see appendErrorV03).
 var v03 = dialect{
 	version: V03,
 	tagged:  true,
@@ -35,12 +36,12 @@ var v03 = dialect{
 		RoleUser:        "user",
 		RoleAgent:       "agent",
 	},
-	appendPart:      appendPartV03,
-	decodePart:      decodePartV03,
-	appendErrorData: appendErrorDataV03,
-	blockingKey:     "blocking",
-	pushKey:         [2]string{"pushNotificationConfig", "push_notification_config"},
-	lim:             DefaultLimits(),
+	appendPart:  appendPartV03,
+	decodePart:  decodePartV03,
+	appendError: appendErrorV03,
+	blockingKey: "blocking",
+	pushKey:     [2]string{"pushNotificationConfig", "push_notification_config"},
+	lim:         DefaultLimits(),
 }
 
 // appendPartV03 writes {kind, text|file|data, metadata?}. 0.3 has no media
@@ -194,33 +195,23 @@ func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 	return nil
 }
 
-// appendErrorDataV03 writes data as an object holding the error metadata
-// (sorted keys) and, for invalid params, fieldViolations; with nothing to
-// say it writes no data at all.
-func appendErrorDataV03(dst []byte, e *Error) []byte {
-	if len(e.Metadata) == 0 && len(e.Violations) == 0 {
-		return dst
+// appendErrorV03 writes a 0.3 error with no data member at all. The two
+// real 0.3 client lines disagree on its type: a2a-go v0.3.x decodes data only
+// as an object, a2a-go v2's 0.3 compat transport only as an array, and each
+// fails the whole response on the other shape. So what 1.0 puts in data goes
+// into the message on 0.3: the field violations (already in the message of
+// a -32602), the error id of a -32603, and the 0.3 wording of -32007.
+func appendErrorV03(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	msg := e.Message
+	switch {
+	case e.Code == CodeExtendedCardNotConfigured:
+		msg = "Authenticated Extended Card is not configured"
+	case e.Metadata["errorId"] != "":
+		msg += " (error id " + e.Metadata["errorId"] + ")"
 	}
-	dst = append(dst, `,"data":{`...)
-	n := 0
-	for _, k := range sortedKeys(e.Metadata) {
-		if k == "fieldViolations" {
-			continue
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = appendString(dst, k)
-		dst = append(dst, ':')
-		dst = appendString(dst, e.Metadata[k])
-	}
-	if len(e.Violations) > 0 {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"fieldViolations":`...)
-		dst = appendViolations(dst, e.Violations)
-	}
+	dst = appendString(dst, msg)
 	return append(dst, '}')
 }

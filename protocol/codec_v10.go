@@ -1,5 +1,7 @@
 package protocol
 
+import "strconv"
+
 // The A2A 1.0 dialect: ProtoJSON of lf.a2a.v1. No "kind"; enums are
 // TASK_STATE_* / ROLE_* names (their integer values are accepted too);
 // parts are {text|raw|url|data, filename?, mediaType?, metadata?}; results
@@ -35,13 +37,13 @@ var v10 = dialect{
 		RoleUser:        "ROLE_USER",
 		RoleAgent:       "ROLE_AGENT",
 	},
-	numericEnums:    true,
-	appendPart:      appendPartV10,
-	decodePart:      decodePartV10,
-	appendErrorData: appendErrorDataV10,
-	immediateKey:    [2]string{"returnImmediately", "return_immediately"},
-	pushKey:         [2]string{"taskPushNotificationConfig", "task_push_notification_config"},
-	lim:             DefaultLimits(),
+	numericEnums: true,
+	appendPart:   appendPartV10,
+	decodePart:   decodePartV10,
+	appendError:  appendErrorV10,
+	immediateKey: [2]string{"returnImmediately", "return_immediately"},
+	pushKey:      [2]string{"taskPushNotificationConfig", "task_push_notification_config"},
+	lim:          DefaultLimits(),
 }
 
 // appendPartV10 writes the oneof member, then metadata, filename and
@@ -140,6 +142,17 @@ var jsonrpcReasons = map[int]string{
 	CodeMethodNotFound: "METHOD_NOT_FOUND",
 	CodeInvalidParams:  "INVALID_PARAMS",
 	CodeInternal:       "INTERNAL_ERROR",
+}
+
+// appendErrorV10 appends a 1.0 JSON-RPC error object, its data the
+// [ErrorInfo, BadRequest?] array.
+func appendErrorV10(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = appendString(dst, e.Message)
+	dst = appendErrorDataV10(dst, e)
+	return append(dst, '}')
 }
 
 // appendErrorDataV10 writes data as [ErrorInfo?, BadRequest?]. Every A2A

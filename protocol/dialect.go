@@ -26,8 +26,8 @@ type dialect struct {
 	// appendPart and decodePart handle the version's part shape.
 	appendPart func(dst []byte, p *Part) []byte
 	decodePart func(d *dialect, v []byte, field string) (Part, *Error)
-	// appendErrorData appends `,"data":…` for e, or nothing.
-	appendErrorData func(dst []byte, e *Error) []byte
+	// appendError appends the whole JSON-RPC error object for e.
+	appendError func(dst []byte, e *Error) []byte
 
 	// Send configuration member names that exist in only one version,
 	// as [camelCase, snake_case]; "" where the version has none.
@@ -155,5 +155,5 @@ func (c dialectCodec) AppendListTasks(dst []byte, r *ListTasksResult) []byte {
 }
 
 func (c dialectCodec) AppendError(dst []byte, e *Error) []byte {
-	return appendError(c.d, dst, e)
+	return c.d.appendError(dst, e)
 }

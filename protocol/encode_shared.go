@@ -226,17 +226,6 @@ func appendListTasks(d *dialect, dst []byte, r *ListTasksResult) []byte {
 	return append(dst, '}')
 }
 
-// appendError appends the JSON-RPC error object; the version decides the
-// data member.
-func appendError(d *dialect, dst []byte, e *Error) []byte {
-	dst = append(dst, `{"code":`...)
-	dst = strconv.AppendInt(dst, int64(e.Code), 10)
-	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, e.Message)
-	dst = d.appendErrorData(dst, e)
-	return append(dst, '}')
-}
-
 // appendViolations appends [{"field":…,"description":…},…].
 func appendViolations(dst []byte, vs []FieldViolation) []byte {
 	dst = append(dst, '[')
