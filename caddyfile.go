@@ -46,13 +46,26 @@ import (
 //			ttl       <duration>
 //		}
 //		max_request_body  4MiB
+//		limits {
+//			max_parts         64
+//			max_text_size     1MiB
+//			max_file_size     4MiB
+//			max_metadata_size 64KiB
+//			max_json_depth    32
+//			max_history       100
+//		}
+//		extension <uri> {
+//			required
+//			description <text>
+//			params      <json object>
+//		}
 //		streaming         on|off
 //		heartbeat         <duration>
 //		card_max_age      <duration>
 //	}
 //
-// Every subdirective but skill (one per id) may appear once; an unknown or
-// repeated one is an error naming its line.
+// Every subdirective but skill and extension (one per id or uri) may
+// appear once; an unknown or repeated one is an error naming its line.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
@@ -61,7 +74,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]int{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()
-		if key != "skill" {
+		if key != "skill" && key != "extension" {
 			if line, dup := seen[key]; dup {
 				return d.Errf("duplicate subdirective %q (first at line %d)", key, line)
 			}
@@ -134,6 +147,10 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		h.Owner, err = oneArg(d)
 	case "store":
 		return h.unmarshalStore(d)
+	case "limits":
+		return h.unmarshalLimits(d)
+	case "extension":
+		return h.unmarshalExtension(d)
 	case "max_request_body":
 		var s string
 		if s, err = oneArg(d); err != nil {

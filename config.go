@@ -80,6 +80,12 @@ func (h *Handler) applyDefaults() error {
 	if h.MaxRequestBody < 0 {
 		return errors.New("max_request_body must be positive")
 	}
+	if err := h.Limits.check(); err != nil {
+		return err
+	}
+	if err := checkExtensions(h.Extensions); err != nil {
+		return err
+	}
 	if h.Streaming == nil {
 		on := true
 		h.Streaming = &on
@@ -123,6 +129,7 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 		IconURL:            h.IconURL,
 		DefaultInputModes:  orDefault(h.InputModes, defaultModes),
 		DefaultOutputModes: orDefault(h.OutputModes, defaultModes),
+		Extensions:         protocolExtensions(h.Extensions),
 	}
 	if h.Provider != nil {
 		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}

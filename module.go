@@ -113,6 +113,14 @@ type Handler struct {
 	// bodies get 413. Default: 4MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
+	// Limits bound what one request may carry (parts, text, inline file
+	// and metadata sizes, JSON nesting) and the history a task keeps.
+	Limits *Limits `json:"limits,omitempty"`
+
+	// Extensions are the A2A extensions the agent supports (card field),
+	// negotiated per request through the A2A-Extensions header.
+	Extensions []Extension `json:"extensions,omitempty"`
+
 	// Streaming enables message/stream, SendStreamingMessage and task
 	// resubscription, and advertises them in the card. Default: on.
 	Streaming *bool `json:"streaming,omitempty"`
@@ -202,15 +210,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.poolKey = key
 
 	h.endpoint, err = handler.NewEndpoint(handler.Options{
-		Store:      b.store,
-		Agent:      agent,
-		Runner:     b.runner,
-		Versions:   h.versions,
-		Streaming:  *h.Streaming,
-		InputModes: h.InputModes,
-		Heartbeat:  time.Duration(h.Heartbeat),
-		Done:       unloaded(ctx),
-		Logger:     h.logger,
+		Store:        b.store,
+		Agent:        agent,
+		Runner:       b.runner,
+		Versions:     h.versions,
+		Streaming:    *h.Streaming,
+		InputModes:   h.InputModes,
+		MaxHistory:   h.Limits.history(),
+		Limits:       h.Limits.protocolLimits(),
+		MaxJSONDepth: h.Limits.jsonDepth(),
+		Extensions:   protocolExtensions(h.Extensions),
+		Heartbeat:    time.Duration(h.Heartbeat),
+		Done:         unloaded(ctx),
+		Logger:       h.logger,
 	})
 	if err != nil {
 		return err
