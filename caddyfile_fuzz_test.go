@@ -1,0 +1,91 @@
+package caddya2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+// FuzzUnmarshalCaddyfile feeds arbitrary text as the body of an a2a block.
+// No input may panic the parser; whatever it accepts must survive the trip
+// through its JSON config (what Caddy actually runs) unchanged, and the
+// provisioning checks (applyDefaults, the card) must judge it without
+// panicking. Seeds in testdata/fuzz/FuzzUnmarshalCaddyfile are the a2a
+// blocks of the adapt goldens.
+func FuzzUnmarshalCaddyfile(f *testing.F) {
+	f.Add("upstream http://127.0.0.1:9000\nname N\ndescription D\nskill s {\n\tname S\n\tdescription S\n\ttags t\n}")
+	f.Add("upstream http://127.0.0.1:9000\nlimits {\n\tmax_parts 3\n\tmax_text_size 1KiB\n}\nextension urn:x {\n\trequired\n\tparams `{\"a\":1}`\n}")
+	f.Fuzz(func(t *testing.T, body string) {
+		d := caddyfile.NewTestDispenser("a2a {\n" + body + "\n}")
+		var h Handler
+		if err := h.UnmarshalCaddyfile(d); err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if h.Upstream == nil {
+			t.Fatal("accepted without an upstream")
+		}
+		raw, err := json.Marshal(&h)
+		if err != nil {
+			t.Fatalf("accepted config does not marshal: %v", err)
+		}
+		var back Handler
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&back); err != nil {
+			t.Fatalf("JSON config does not read back: %v\n%s", err, raw)
+		}
+		again, _ := json.Marshal(&back)
+		if !bytes.Equal(raw, again) {
+			t.Fatalf("JSON round trip differs:\n%s\n%s", raw, again)
+		}
+		// The parser's checks are a subset of provisioning's: a value it
+		// let through with a placeholder may still fail here, but never
+		// with a panic, and the checks shared with JSON configs hold.
+		if err := back.applyDefaults(); err != nil {
+			return
+		}
+		if err := checkExtensions(back.Extensions); err != nil {
+			t.Fatalf("extensions passed applyDefaults but not checkExtensions: %v", err)
+		}
+		_, _ = back.buildCard()
+	})
+}
+
+// TestFuzzSeeds keeps the committed seed corpus meaningful: the seeds are
+// the a2a blocks of the adapt goldens, so the valid ones must parse and
+// the error_* ones (near misses, which steer the fuzzer to the checks)
+// must not.
+func TestFuzzSeeds(t *testing.T) {
+	files, err := filepath.Glob("testdata/fuzz/FuzzUnmarshalCaddyfile/*")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d seeds: %v", len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, lit, ok := strings.Cut(string(b), "\nstring(")
+		if !ok {
+			t.Fatalf("%s: not a string seed", f)
+		}
+		seed, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(lit), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var h Handler
+		err = h.UnmarshalCaddyfile(caddyfile.NewTestDispenser("a2a {\n" + seed + "\n}"))
+		if wantErr := strings.HasPrefix(filepath.Base(f), "error_"); (err != nil) != wantErr {
+			t.Errorf("%s: parse error %v", filepath.Base(f), err)
+		}
+	}
+}
