@@ -21,7 +21,9 @@ type agentCall struct {
 	Message   json.RawMessage   `json:"message"`
 	History   []json.RawMessage `json:"history"`
 	User      string            `json:"user"`
-	Header    http.Header       `json:"-"`
+	// Extensions are the activated A2A extensions the module passed on.
+	Extensions []string    `json:"extensions"`
+	Header     http.Header `json:"-"`
 }
 
 // inputText is the call's input when it is a string ("" otherwise).
