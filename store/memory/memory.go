@@ -138,8 +138,8 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// lookup finds a task that is neither deleted nor expired; the caller then
-// locks it and must re-check e.gone under its lock.
+// lookup returns the stored entry for id, if any. It may be expired, or be
+// removed right after: callers check both under the entry's lock.
 func (s *Store) lookup(id string) *entry {
 	s.mu.RLock()
 	e := s.tasks[id]
