@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHTTPEnvelope: body limit (413), method (405 with Allow), media type
@@ -57,10 +58,22 @@ func TestHTTPEnvelope(t *testing.T) {
 // ("" if the config loaded).
 func loadError(t *testing.T, cfg string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", fmt.Sprintf("http://localhost:%d/load", adminPort),
-		strings.NewReader(fmt.Sprintf(globals, "")+cfg))
-	req.Header.Set("Content-Type", "text/caddyfile")
-	resp, err := client.Do(req)
+	// Every load, failed or not, restarts the admin server: a kept-alive
+	// connection to the old one is reset, and the new one may not listen
+	// yet. So each try gets a fresh connection, and a refused or reset one
+	// is tried again for a bounded while.
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://localhost:%d/load", adminPort),
+			strings.NewReader(fmt.Sprintf(globals, "")+cfg))
+		req.Header.Set("Content-Type", "text/caddyfile")
+		req.Close = true
+		if resp, err = client.Do(req); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
