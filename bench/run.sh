@@ -12,7 +12,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 14 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 15 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), KEEP=1 (keep the work dir with
 # the Caddyfiles and logs).
 set -euo pipefail
@@ -53,6 +53,7 @@ p_rss=$((port + 9))     # Caddy + a2a, default store bound (RSS across many send
 p_go2=$((port + 10))    # fresh a2a-go for the RSS run
 p_js2=$((port + 11))    # fresh a2a-js for the RSS run
 p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1
+p_idle_admin=$((port + 14)) # admin API of the idle-streams Caddy (forced GC, memstats)
 
 pids=()
 cleanup() {
@@ -165,7 +166,7 @@ caddyfile v03 "$p_v03" /echo
 caddyfile rss "$p_rss" /echo
 caddyfile idle "$p_idle" /auth "store memory {
 			max_tasks 20000
-		}"
+		}" "admin 127.0.0.1:$p_idle_admin"
 # One process, two sites: the paced stream (latency) and the burst (events/s).
 caddyfile stream "$p_relay" /ndjson/500/2ms
 cat >>"$work/stream.caddyfile" <<EOF
@@ -228,7 +229,13 @@ stop "$pid_stream"
 log "streaming: idle SSE streams"
 start idle "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
 wait_port "$p_idle" idle
-measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels"
+idle_prof=()
+if [ -n "${PROFILE:-}" ]; then
+	mkdir -p "$here/out/idle-$stamp"
+	idle_prof=(-profiles "$here/out/idle-$stamp")
+fi
+measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" \
+	-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}"
 stop "$pid_idle"
 
 log "memory: RSS across many sends (fresh processes)"

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +27,8 @@ func cmdIdle(args []string) error {
 	levelsFlag := fs.String("levels", "1000,10000", "stream counts to measure at, ascending")
 	conns := fs.Int("c", 32, "connections used to create the tasks and open the streams")
 	settle := fs.Duration("settle", 3*time.Second, "wait before each RSS reading")
+	admin := fs.String("admin", "", "Caddy admin URL: if set, each reading is also taken after a forced GC, with the Go heap and stack in use")
+	profDir := fs.String("profiles", "", "with -admin: save heap and goroutine profiles at each level in this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,8 +45,8 @@ func cmdIdle(args []string) error {
 	}
 	total := levels[len(levels)-1]
 
-	time.Sleep(*settle)
-	rss0, err := memKB(*pid, "VmRSS")
+	read := func() (reading, error) { return takeReading(*pid, *admin, *settle) }
+	r0, err := read()
 	if err != nil {
 		return err
 	}
@@ -49,9 +54,11 @@ func cmdIdle(args []string) error {
 	if err != nil {
 		return err
 	}
-	time.Sleep(*settle)
-	rss1, _ := memKB(*pid, "VmRSS")
-	logf("idle: %d auth-required tasks, RSS %s → %s", total, fmtKB(rss0), fmtKB(rss1))
+	r1, err := read()
+	if err != nil {
+		return err
+	}
+	logf("idle: %d auth-required tasks, RSS %s → %s", total, fmtKB(r0.rss), fmtKB(r1.rss))
 
 	var (
 		held   []*conn
@@ -64,7 +71,7 @@ func cmdIdle(args []string) error {
 	}()
 	type row struct {
 		streams int
-		rss     int64
+		reading
 	}
 	var rows []row
 	for _, level := range levels {
@@ -73,25 +80,124 @@ func cmdIdle(args []string) error {
 		if err != nil {
 			return fmt.Errorf("opening streams %d–%d: %w", len(held)+1, level, err)
 		}
-		time.Sleep(*settle)
-		kb, _ := memKB(*pid, "VmRSS")
-		rows = append(rows, row{level, kb})
-		logf("idle: %d streams open, RSS %s", level, fmtKB(kb))
+		r, err := read()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{level, r})
+		if *admin != "" && *profDir != "" {
+			for _, p := range []string{"heap", "goroutine"} {
+				if err := adminSave(fmt.Sprintf("%s/debug/pprof/%s", *admin, p), fmt.Sprintf("%s/idle-%s-%d.pprof", *profDir, p, level)); err != nil {
+					return err
+				}
+			}
+		}
+		logf("idle: %d streams open, RSS %s (after GC: %s)", level, fmtKB(r.rss), fmtKB(r.gcRSS))
 	}
 	if n := closed.Load(); n > 0 {
 		return fmt.Errorf("the server closed %d idle streams", n)
 	}
 	hwm, _ := memKB(*pid, "VmHWM")
+	per := func(kb, base int64, n int) string { return fmt.Sprintf("%.1f KB", float64(kb-base)/float64(n)) }
 	fmt.Printf("\n### Idle SSE streams (SubscribeToTask on auth-required tasks, HTTP/1.1, one connection each)\n\n")
-	fmt.Printf("Server RSS: %s at start, %s with %d auth-required tasks (%.1f KB per task), peak %s.\n\n",
-		fmtKB(rss0), fmtKB(rss1), total, float64(rss1-rss0)/float64(total), fmtKB(hwm))
-	fmt.Println("| open streams | server RSS | RSS added by the streams | per stream |")
-	fmt.Println("|---:|---:|---:|---:|")
-	for _, r := range rows {
-		fmt.Printf("| %d | %s | %s | %.1f KB |\n", r.streams, fmtKB(r.rss), fmtKB(r.rss-rss1), float64(r.rss-rss1)/float64(r.streams))
+	fmt.Printf("Server RSS: %s at start, %s with %d auth-required tasks and no stream (%.1f KB per task), peak %s. ",
+		fmtKB(r0.rss), fmtKB(r1.rss), total, float64(r1.rss-r0.rss)/float64(total), fmtKB(hwm))
+	fmt.Printf("Each reading is taken %s after the streams opened", *settle)
+	if *admin != "" {
+		fmt.Printf("; the \"after GC\" one after a GC forced through Caddy's admin API (/debug/pprof/heap?gc=1) and another %s, with the live Go heap and goroutine stacks from /debug/vars", *settle)
+	}
+	fmt.Print(".\n\n")
+	if *admin == "" {
+		fmt.Println("| open streams | server RSS | added by the streams | per stream |")
+		fmt.Println("|---:|---:|---:|---:|")
+		for _, r := range rows {
+			fmt.Printf("| %d | %s | %s | %s |\n", r.streams, fmtKB(r.rss), fmtKB(r.rss-r1.rss), per(r.rss, r1.rss, r.streams))
+		}
+	} else {
+		fmt.Println("| open streams | server RSS | per stream | RSS after GC | per stream after GC | Go live heap, per stream | stacks, per stream |")
+		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range rows {
+			fmt.Printf("| %d | %s | %s | %s | **%s** | %s | %s |\n", r.streams, fmtKB(r.rss), per(r.rss, r1.rss, r.streams),
+				fmtKB(r.gcRSS), per(r.gcRSS, r1.gcRSS, r.streams), per(r.heap, r1.heap, r.streams), per(r.stack, r1.stack, r.streams))
+		}
 	}
 	fmt.Println()
 	return nil
+}
+
+// reading is the server's memory at one moment, in KB.
+type reading struct {
+	rss int64
+	// Only with an admin URL: after a forced GC.
+	gcRSS, heap, stack int64
+}
+
+// takeReading waits settle and reads the RSS; with an admin URL it then
+// forces a GC, waits settle again for the scavenger, and reads the RSS and
+// the Go heap and stack in use.
+func takeReading(pid int, admin string, settle time.Duration) (reading, error) {
+	var r reading
+	time.Sleep(settle)
+	var err error
+	if r.rss, err = memKB(pid, "VmRSS"); err != nil || admin == "" {
+		return r, err
+	}
+	if err := adminGet(admin+"/debug/pprof/heap?gc=1", nil); err != nil {
+		return r, err
+	}
+	time.Sleep(settle)
+	if r.gcRSS, err = memKB(pid, "VmRSS"); err != nil {
+		return r, err
+	}
+	var vars struct {
+		Memstats struct {
+			HeapAlloc  int64
+			StackInuse int64
+		} `json:"memstats"`
+	}
+	if err := adminGet(admin+"/debug/vars", &vars); err != nil {
+		return r, err
+	}
+	r.heap, r.stack = vars.Memstats.HeapAlloc>>10, vars.Memstats.StackInuse>>10
+	return r, nil
+}
+
+// adminGet GETs an admin URL and decodes its JSON into v (nil: discard).
+func adminGet(u string, v any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	if v == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// adminSave GETs an admin URL into a file.
+func adminSave(u, file string) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // createAuthTasks makes n tasks with blocking SendMessage calls and returns

@@ -152,5 +152,23 @@ func (c *conn) readBody(r *response) ([]byte, error) {
 	buf := bytes.NewBuffer(c.body[:0])
 	_, err := buf.ReadFrom(c.bodyReader(r))
 	c.body = buf.Bytes()
+	if err == nil && r.Chunked {
+		err = c.skipTrailer()
+	}
 	return c.body, err
+}
+
+// skipTrailer reads what follows the last chunk of a chunked body: trailer
+// fields, if any, and the empty line that ends them. The chunked reader
+// stops before them, and the next response starts after.
+func (c *conn) skipTrailer() error {
+	for {
+		line, err := c.br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return nil
+		}
+	}
 }
