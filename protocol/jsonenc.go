@@ -14,12 +14,25 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string literal. The escaping is that of
-// encoding/json with SetEscapeHTML(false): quote, backslash and control
+// appendString appends s as a JSON string literal (see AppendJSONString).
+func appendString(dst []byte, s string) []byte { return AppendJSONString(dst, s) }
+
+// AppendJSONString appends s as a JSON string literal. The escaping is that
+// of encoding/json with SetEscapeHTML(false): quote, backslash and control
 // characters are escaped, U+2028/U+2029 too (so the output is also safe
 // JavaScript), invalid UTF-8 becomes \ufffd, and <, >, & stay as they are.
-func appendString(dst []byte, s string) []byte {
+// It is exported so that every hand-written encoder of the module (the
+// codecs, the agent request body) escapes strings the one same way.
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = AppendJSONStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// AppendJSONStringBody appends the escaped contents of a JSON string
+// literal without its quotes, so that several strings can be joined into
+// one literal.
+func AppendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -66,8 +79,7 @@ func appendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // appendStringArray appends ss as a JSON array of strings.

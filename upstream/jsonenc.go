@@ -3,74 +3,18 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
 // The request body is written by hand into one growing buffer: this is on
 // the path of every run, and the shape is fixed, so reflection buys nothing.
 
-const hexDigits = "0123456789abcdef"
+// appendString and appendStringBody escape as every encoder of the module
+// does; the one implementation lives in protocol.
+func appendString(dst []byte, s string) []byte { return protocol.AppendJSONString(dst, s) }
 
-// appendString appends s as a JSON string literal, escaped as encoding/json
-// does with SetEscapeHTML(false): quote, backslash and control characters,
-// U+2028/U+2029, and invalid UTF-8 as \ufffd.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendStringBody(dst, s)
-	return append(dst, '"')
-}
-
-// appendStringBody appends the escaped contents of a string literal without
-// its quotes, so that several strings can be joined into one literal.
-func appendStringBody(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, s[start:]...)
-}
+func appendStringBody(dst []byte, s string) []byte { return protocol.AppendJSONStringBody(dst, s) }
 
 // appendRaw appends a JSON value of the neutral model. The codecs hand over
 // only valid JSON, so the common case is a copy; a value spread over lines
