@@ -30,13 +30,15 @@ report=$here/out/report-$stamp.md
 if [ -n "${QUICK:-}" ]; then
 	rounds=1 dur=3s warmup=1s
 	relay_d=2s relay_rounds=1 events_d=2s
-	idle_levels=200,1000
+	idle_levels=200,1000 settle=1s
 	sends_a2a=25000 sends_sdk=3000
 else
 	rounds=3 dur=10s warmup=2s
 	relay_d=5s relay_rounds=2 events_d=5s
-	idle_levels=1000,10000
-	sends_a2a=300000 sends_sdk=100000
+	idle_levels=1000,10000 settle=3s
+	# 1M sends would take ~5 min here; 300k are 30× the store bound.
+	# The SDK peers are 10-20× slower, so they get fewer sends.
+	sends_a2a=300000 sends_sdk=20000
 fi
 
 # Ports.
@@ -234,7 +236,7 @@ if [ -n "${PROFILE:-}" ]; then
 	mkdir -p "$here/out/idle-$stamp"
 	idle_prof=(-profiles "$here/out/idle-$stamp")
 fi
-measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" \
+measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" -settle "$settle" \
 	-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}"
 stop "$pid_idle"
 
@@ -258,24 +260,39 @@ if [ -n "${PROFILE:-}" ]; then
 	wait_port "$p_prof" prof
 	admin=http://127.0.0.1:$((p_prof + 1))
 	"$bin/loadgen" load -c "$conns" -d 14s -warmup 1s -rounds 1 \
-		-t "name=profiled caddy-a2a v1.0,kind=v1.0,url=http://127.0.0.1:$p_prof/a2a,pid=$pid_prof,up=$pid_up" >/dev/null &
+		-t "name=profiled caddy-a2a v1.0,kind=v1.0,url=http://127.0.0.1:$p_prof/a2a,pid=$pid_prof,up=$pid_up" \
+		>"$work/prof.out" 2>"$work/prof.err" &
 	gen=$!
 	sleep 2
+	# The allocation profile is cumulative: two snapshots around the CPU
+	# profile's window give the allocations of that window alone.
+	curl -sf -o "$work/allocs0.pprof" "$admin/debug/pprof/allocs"
 	curl -sf -o "$here/out/cpu-$stamp.pprof" "$admin/debug/pprof/profile?seconds=10"
 	curl -sf -o "$here/out/allocs-$stamp.pprof" "$admin/debug/pprof/allocs"
-	wait "$gen"
+	wait "$gen" || failed=1
+	rps=$(awk '/^round/ {for (i = 1; i < NF; i++) if ($(i + 1) == "req/s") print $i}' "$work/prof.err" | head -1)
+	window=$(go tool pprof -top -sample_index=alloc_objects -nodecount=1 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null |
+		awk '/^Showing nodes/ {gsub(",", "", $8); print $8}')
+	window_b=$(go tool pprof -top -sample_index=alloc_space -unit=B -nodecount=1 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null |
+		awk '/^Showing nodes/ {gsub("[,B]", "", $8); print $8}')
 	{
-		echo "### CPU profile of caddy-a2a v1.0 under load (10 s, top by cumulative)"
+		echo "### Profile of caddy-a2a v1.0 under load ($rps req/s, $conns connections)"
+		echo
+		echo "Whole Caddy process over a 10 s window: ≈ $((window / (rps * 10))) allocations and ≈ $((window_b / (rps * 10) / 1024)) KB per request."
+		echo "Profiles: bench/out/cpu-$stamp.pprof, bench/out/allocs-$stamp.pprof (go tool pprof <caddy binary> <file>)."
+		echo
+		echo "CPU, top by cumulative:"
 		echo
 		echo '```'
-		go tool pprof -top -cum -nodecount=45 "$bin/caddy" "$here/out/cpu-$stamp.pprof" 2>/dev/null | sed -n '1,52p'
+		go tool pprof -top -cum -nodecount=45 "$bin/caddy" "$here/out/cpu-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
 		echo '```'
 		echo
-		echo "### Allocations since start (alloc_space, top by flat)"
+		echo "Allocations in the window (objects), top by flat:"
 		echo
 		echo '```'
-		go tool pprof -top -sample_index=alloc_space -nodecount=25 "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null | sed -n '1,32p'
+		go tool pprof -top -sample_index=alloc_objects -nodecount=25 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
 		echo '```'
+		echo
 	} | tee -a "$report"
 	stop "$pid_prof"
 fi
