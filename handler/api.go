@@ -37,6 +37,30 @@
 //     checked while decoding, before any store access: a refused request
 //     creates and changes nothing. The error is -32602 (-32600 for depth)
 //     naming the limit, with its name and value in the error metadata.
+//   - Message replies (Options.Reply = ReplyMessage) are for stateless
+//     agents. A send runs the agent within the request and answers one
+//     agent Message (new messageId, the request's contextId or a new one,
+//     no taskId); no task is created, so GetTask, ListTasks, CancelTask and
+//     subscribe find nothing, and a message naming a taskId is -32001. The
+//     parts are the main output (text chunks merged, data and file parts
+//     in order), then the parts of separate artifacts, then the final
+//     status message: an agent ending input-required, auth-required or
+//     rejected answers just its words, since there is no task to continue.
+//     An agent that said nothing answers one empty text part (a Message
+//     needs one). returnImmediately / blocking:false are ignored: A2A says
+//     they do nothing for Message replies. A streaming send opens at once,
+//     carries heartbeats while the agent works, then exactly one frame (no
+//     SSE id: there is no log to resume) and closes.
+//   - A message reply is bound to its request: the client leaving aborts
+//     the agent call (nothing runs on with no task to find it by). A config
+//     unload does not cut it: like a proxied request, it finishes on the
+//     old server, bounded by the upstream timeout.
+//   - A message reply whose agent fails (a failed status or {"error"},
+//     a broken or oversized stream, non-2xx, timeout, refused connection)
+//     is -32603 with an error id; the agent's words go to the log only.
+//     A2A has no failed Message, and -32006 (invalid agent response) would
+//     fit only some of these causes; the A2A SDKs answer a failed
+//     message-only executor with -32603 too.
 //   - Internal errors are -32603 "Internal error" with a 16-hex-digit
 //     error id (1.0: ErrorInfo metadata errorId; 0.3: in the message) that
 //     the log line with the underlying error also carries; no Go error,
@@ -94,6 +118,9 @@ type Options struct {
 	// echoed under the same header and passed to the agent. A request
 	// that does not activate a required one is -32008.
 	Extensions []protocol.Extension
+	// Reply is what a send answers with: a Task (ReplyTask, the default)
+	// or one Message, with no task stored (ReplyMessage).
+	Reply ReplyMode
 	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
 	Heartbeat time.Duration
 	// Done is closed when the owning config is unloaded: open streams end
@@ -138,6 +165,9 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 	}
 	if o.Heartbeat < 0 {
 		return nil, errors.New("handler: Options.Heartbeat must not be negative")
+	}
+	if o.Reply != ReplyTask && o.Reply != ReplyMessage {
+		return nil, errors.New("handler: unknown Options.Reply")
 	}
 	if o.Heartbeat == 0 {
 		o.Heartbeat = DefaultHeartbeat

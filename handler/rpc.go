@@ -107,12 +107,16 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 			fail(codec, asParamsError(err))
 			return
 		}
-		t, perr := e.send(ctx, c, p)
+		var ev protocol.Event
+		if e.opts.Reply == ReplyMessage {
+			ev.Message, perr = e.sendReply(ctx, c, p)
+		} else {
+			ev.Task, perr = e.send(ctx, c, p)
+		}
 		if perr != nil {
 			fail(codec, perr)
 			return
 		}
-		ev := protocol.Event{Task: t}
 		e.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
 	case protocol.MethodGetTask:
 		p, err := codec.DecodeGetTask(req.Params)

@@ -88,6 +88,7 @@ func (s *sse) write(eventID string, data []byte) error {
 }
 
 func (s *sse) heartbeat() error {
+	s.open()
 	if _, err := s.w.Write(heartbeatFrame); err != nil {
 		return err
 	}
@@ -110,6 +111,10 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 		p, err := codec.DecodeSend(params)
 		if err != nil {
 			s.fail(asParamsError(err))
+			return
+		}
+		if e.opts.Reply == ReplyMessage {
+			e.streamReply(ctx, s, c, p)
 			return
 		}
 		st, perr := e.prepareSend(ctx, c, p)

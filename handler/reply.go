@@ -1,0 +1,296 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// ReplyMode says what a send answers with.
+type ReplyMode int
+
+// The reply modes.
+const (
+	// ReplyTask makes every send create or continue a Task that the store
+	// keeps (the default).
+	ReplyTask ReplyMode = iota
+	// ReplyMessage makes a send run the agent to its end within the
+	// request and answer with one Message; no task is created or stored.
+	// It suits stateless agents: a reply cannot ask for more input.
+	ReplyMessage
+)
+
+// Bounds of a message reply, which is built in memory: the same orders of
+// magnitude as a task's event log (memory store) and a plain agent answer
+// (upstream), so an endless or huge agent stream is refused, not buffered.
+const (
+	maxReplyEvents = 10000
+	maxReplyBytes  = 16 << 20
+)
+
+// errReplyTooLarge: the agent produced more than a reply may hold.
+var errReplyTooLarge = errors.New("handler: agent reply over the size limit")
+
+// prepareReply validates a send in message mode and returns the request
+// for the agent. A taskId names a task that cannot exist (none is ever
+// created), so it is -32001 like any unknown task.
+func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*upstream.RunRequest, *protocol.Error) {
+	if len(p.Push) > 0 {
+		return nil, protocol.ErrPushNotSupported()
+	}
+	if perr := e.validateMessage(&p.Message); perr != nil {
+		return nil, perr
+	}
+	if p.Message.TaskID != "" {
+		return nil, protocol.ErrTaskNotFound(p.Message.TaskID)
+	}
+	msg := p.Message
+	if msg.ContextID == "" {
+		msg.ContextID = uuid.NewString()
+	}
+	return &upstream.RunRequest{
+		ContextID:  msg.ContextID,
+		Message:    msg,
+		User:       c.Owner,
+		Metadata:   p.Metadata,
+		Extensions: c.extensions,
+	}, nil
+}
+
+// runReply calls the agent under ctx (the request's: a client that leaves
+// aborts the call, and nothing runs on in the background, since there is
+// no task to find the outcome by) and returns its answer as one agent
+// Message. Failures are -32603 with an error id; the agent's own words
+// about them go to the log only.
+func (e *Endpoint) runReply(ctx context.Context, req *upstream.RunRequest) (*protocol.Message, *protocol.Error) {
+	log := e.log.With(zap.String("context_id", req.ContextID))
+	stream, err := e.opts.Agent.Run(ctx, req)
+	if err != nil {
+		return nil, replyError(ctx, log, err)
+	}
+	// Only this goroutine touches the stream (see run.execute).
+	defer stream.Close()
+	var b replyBuilder
+	for {
+		ev, err := stream.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, replyError(ctx, log, err)
+		}
+		done, err := b.add(&ev)
+		if err != nil {
+			return nil, replyError(ctx, log, err)
+		}
+		if done {
+			break
+		}
+	}
+	if b.state != protocol.StateUnspecified && b.state != protocol.StateCompleted {
+		// The reply cannot carry the state: say in the log what the agent
+		// meant, for the operator who chose message replies.
+		log.Debug("a2a: agent ended a message reply in a non-completed state", zap.String("state", stateName(b.state)))
+	}
+	return &protocol.Message{
+		ID:        uuid.NewString(),
+		ContextID: req.ContextID,
+		Role:      protocol.RoleAgent,
+		Parts:     b.parts(),
+	}, nil
+}
+
+// replyError logs why a reply failed under a fresh error id and returns
+// -32603 naming it. A request that ended first (the client left) is not a
+// fault worth more than a debug line; nobody reads its answer.
+func replyError(ctx context.Context, log *zap.Logger, err error) *protocol.Error {
+	if ctx.Err() != nil {
+		id := newErrorID()
+		log.Debug("a2a: message reply abandoned, the request ended", zap.String("error_id", id), zap.Error(err))
+		return protocol.ErrInternal(id)
+	}
+	return internalError(log, "agent reply", err)
+}
+
+// agentFailed is an agent that ended its run failed: its words go to the
+// log only, like every other agent failure.
+type agentFailed struct {
+	detail string
+	text   string
+}
+
+func (f *agentFailed) Error() string {
+	return fmt.Sprintf("agent ended the run failed (detail %q, message %q)", f.detail, f.text)
+}
+
+// replyBuilder gathers an agent's events into the parts of one Message:
+// the main output (text chunks merged, as in a task's main artifact), then
+// the parts of separate artifacts, then the final status message.
+type replyBuilder struct {
+	main, artifacts, status []protocol.Part
+	// state is the final state the agent named (unspecified: none, the
+	// stream just ended).
+	state  protocol.TaskState
+	events int
+	size   int
+}
+
+// add takes one event; done reports the agent's final status.
+func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
+	b.events++
+	if b.events > maxReplyEvents {
+		return false, errReplyTooLarge
+	}
+	switch ev.Kind {
+	case upstream.EventText:
+		if err := b.grow(len(ev.Text)); err != nil {
+			return false, err
+		}
+		if ev.Text == "" {
+			return false, nil
+		}
+		if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
+			b.main[n-1].Text += ev.Text
+			return false, nil
+		}
+		b.main = append(b.main, protocol.Part{Kind: protocol.PartText, Text: ev.Text})
+	case upstream.EventParts:
+		if err := b.grow(partsBytes(ev.Parts)); err != nil {
+			return false, err
+		}
+		b.main = append(b.main, ev.Parts...)
+	case upstream.EventArtifact:
+		if ev.Artifact == nil {
+			return false, nil
+		}
+		if err := b.grow(partsBytes(ev.Artifact.Parts)); err != nil {
+			return false, err
+		}
+		b.artifacts = append(b.artifacts, ev.Artifact.Parts...)
+	case upstream.EventStatus:
+		switch {
+		case ev.State == protocol.StateFailed:
+			return true, &agentFailed{detail: ev.Detail, text: partsText(ev.Parts)}
+		case ev.State.Terminal() || ev.State.Interrupted():
+			if err := b.grow(partsBytes(ev.Parts)); err != nil {
+				return false, err
+			}
+			b.state = ev.State
+			b.status = append(b.status, ev.Parts...)
+			return true, nil
+		}
+		// Progress notes are transient, as in a task's status: not part
+		// of the answer.
+	}
+	return false, nil
+}
+
+func (b *replyBuilder) grow(n int) error {
+	b.size += n
+	if b.size > maxReplyBytes {
+		return errReplyTooLarge
+	}
+	return nil
+}
+
+// parts is the reply's content. A Message needs at least one part, so an
+// agent that said nothing answers one empty text part.
+func (b *replyBuilder) parts() []protocol.Part {
+	ps := make([]protocol.Part, 0, len(b.main)+len(b.artifacts)+len(b.status))
+	ps = append(ps, b.main...)
+	ps = append(ps, b.artifacts...)
+	ps = append(ps, b.status...)
+	if len(ps) == 0 {
+		ps = append(ps, protocol.Part{Kind: protocol.PartText})
+	}
+	return ps
+}
+
+// partsBytes is what parts weigh against maxReplyBytes.
+func partsBytes(ps []protocol.Part) int {
+	n := 0
+	for i := range ps {
+		p := &ps[i]
+		n += len(p.Text) + len(p.Data) + len(p.URL) + len(p.Raw) + len(p.Filename) + len(p.MediaType) + len(p.Metadata)
+	}
+	return n
+}
+
+// partsText joins the text of parts, for a log line.
+func partsText(ps []protocol.Part) string {
+	var b strings.Builder
+	for i := range ps {
+		b.WriteString(ps[i].Text)
+	}
+	return b.String()
+}
+
+// sendReply answers a non-streaming send in message mode. Blocking or not
+// makes no difference: returnImmediately has no effect on Message replies
+// (A2A 1.0 §3.2), and there is no task to return at once.
+func (e *Endpoint) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
+	req, perr := e.prepareReply(c, p)
+	if perr != nil {
+		return nil, perr
+	}
+	return e.runReply(ctx, req)
+}
+
+// replyResult is what the agent call of a streamed reply ended with.
+type replyResult struct {
+	msg  *protocol.Message
+	perr *protocol.Error
+}
+
+// streamReply answers a streaming send in message mode: the stream opens
+// at once, carries heartbeat comments while the agent works, then exactly
+// one frame (the Message, or the JSON-RPC error) and closes. The frame has
+// no SSE id: there is no task log to resume from.
+func (e *Endpoint) streamReply(ctx context.Context, s *sse, c Caller, p *protocol.SendParams) {
+	req, perr := e.prepareReply(c, p)
+	if perr != nil {
+		s.fail(perr)
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.open()
+	if s.rc.Flush() != nil {
+		return
+	}
+	res := make(chan replyResult, 1)
+	go func() {
+		msg, perr := e.runReply(ctx, req)
+		res <- replyResult{msg, perr}
+	}()
+	tick := time.NewTicker(e.opts.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-res:
+			if r.perr != nil {
+				s.fail(r.perr)
+				return
+			}
+			_ = s.send("", &protocol.Event{Message: r.msg})
+			return
+		case <-tick.C:
+			if s.heartbeat() != nil {
+				// The client is gone: abort the agent call and wait for it,
+				// so no goroutine outlives the request.
+				cancel()
+				<-res
+				return
+			}
+		}
+	}
+}
