@@ -59,6 +59,7 @@ import (
 //			description <text>
 //			params      <json object>
 //		}
+//		reply             task|message
 //		streaming         on|off
 //		heartbeat         <duration>
 //		card_max_age      <duration>
@@ -174,6 +175,15 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		default:
 			return d.Errf("streaming: want on or off, got %q", s)
 		}
+	case "reply":
+		var s string
+		if s, err = oneArg(d); err != nil {
+			return err
+		}
+		if s != ReplyTask && s != ReplyMessage {
+			return d.Errf("reply: want task or message, got %q", s)
+		}
+		h.Reply = s
 	case "heartbeat":
 		h.Heartbeat, err = durationArg(d)
 	case "card_max_age":

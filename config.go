@@ -86,6 +86,13 @@ func (h *Handler) applyDefaults() error {
 	if err := checkExtensions(h.Extensions); err != nil {
 		return err
 	}
+	switch h.Reply {
+	case "":
+		h.Reply = ReplyTask
+	case ReplyTask, ReplyMessage:
+	default:
+		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
+	}
 	if h.Streaming == nil {
 		on := true
 		h.Streaming = &on

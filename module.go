@@ -43,6 +43,12 @@ const (
 	DefaultCardVersion    = "1.0.0"
 )
 
+// The values of Handler.Reply.
+const (
+	ReplyTask    = "task"
+	ReplyMessage = "message"
+)
+
 // defaultModes are the card's default input/output modes when none are
 // configured: what the agent contract carries without a file part.
 var defaultModes = []string{"text/plain", "application/json"}
@@ -120,6 +126,14 @@ type Handler struct {
 	// Extensions are the A2A extensions the agent supports (card field),
 	// negotiated per request through the A2A-Extensions header.
 	Extensions []Extension `json:"extensions,omitempty"`
+
+	// Reply is what a send answers with: "task" (the default) creates or
+	// continues a task that the store keeps; "message" runs the agent
+	// within the request and answers one agent Message, storing nothing.
+	// Message replies suit stateless agents: there is no task to get,
+	// cancel, subscribe to or continue, and an agent failure is a
+	// JSON-RPC error (-32603 with an error id).
+	Reply string `json:"reply,omitempty"`
 
 	// Streaming enables message/stream, SendStreamingMessage and task
 	// resubscription, and advertises them in the card. Default: on.
@@ -220,6 +234,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Limits:       h.Limits.protocolLimits(),
 		MaxJSONDepth: h.Limits.jsonDepth(),
 		Extensions:   protocolExtensions(h.Extensions),
+		Reply:        h.replyMode(),
 		Heartbeat:    time.Duration(h.Heartbeat),
 		Done:         unloaded(ctx),
 		Logger:       h.logger,
@@ -292,6 +307,14 @@ func unloaded(ctx caddy.Context) <-chan struct{} {
 		close(done)
 	}()
 	return done
+}
+
+// replyMode is Reply (after applyDefaults) as the handler's option.
+func (h *Handler) replyMode() handler.ReplyMode {
+	if h.Reply == ReplyMessage {
+		return handler.ReplyMessage
+	}
+	return handler.ReplyTask
 }
 
 // parseCaddyfile builds the handler from its Caddyfile block.
