@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -410,5 +414,79 @@ func TestGoldenReply(t *testing.T) {
 			}
 			golden(t, tc.file, body)
 		})
+	}
+}
+
+// TestReplyUpstreamMisbehaviour: through the real upstream.HTTPAgent, an
+// agent that refuses, hangs past the timeout, answers 500 or breaks its
+// stream after a chunk gives a message reply of -32603 with no agent text,
+// blocking and streaming; no goroutine outlives the case.
+func TestReplyUpstreamMisbehaviour(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(w http.ResponseWriter, r *http.Request) // nil: nothing listens
+	}{
+		{name: "refuses connections"},
+		{name: "hangs past the timeout", serve: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }},
+		{name: "answers 500", serve: func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "boom-secret", http.StatusInternalServerError)
+		}},
+		{name: "breaks its stream after a chunk", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			io.WriteString(w, `{"text":"boom-secret first"}`+"\n"+`{"text":"sec`)
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		}},
+		{name: "sends an error event", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			io.WriteString(w, `{"text":"first"}`+"\n"+`{"error":"boom-secret"}`+"\n")
+		}},
+	} {
+		ignore := goleak.IgnoreCurrent()
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := upstream.HTTPConfig{Timeout: 250 * time.Millisecond}
+			if tc.serve == nil {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.URL = "http://" + l.Addr().String() + "/agent"
+				l.Close()
+			} else {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					tc.serve(w, r)
+				}))
+				t.Cleanup(srv.Close)
+				cfg.URL, cfg.Client = srv.URL, srv.Client()
+			}
+			agent, err := upstream.NewHTTPAgent(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, agent, messageMode)
+			for _, r := range []req{
+				{version: "1.0", body: sendV10("SendMessage", "m", "", "")},
+				{body: sendV03("message/send", "m", "", "")},
+			} {
+				// Not exchange: its short deadline is too close to the
+				// agent timeout on a loaded machine.
+				resp := h.post(t.Context(), r)
+				raw := readAll(t, resp)
+				resp.Body.Close()
+				noLeak(t, string(raw))
+				wantError(t, decode(t, raw), -32603, idOf(r.body), r.version == "1.0", "")
+			}
+			for _, r := range []req{
+				{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")},
+				{body: sendV03("message/stream", "m", "", "")},
+			} {
+				m := h.streamError(r)
+				noLeak(t, fmt.Sprint(m))
+				wantError(t, m, -32603, idOf(r.body), r.version == "1.0", "")
+			}
+			noTasks(t, h)
+		})
+		goleak.VerifyNone(t, ignore)
 	}
 }
