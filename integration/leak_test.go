@@ -1,0 +1,268 @@
+package integration
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Caddy's own goroutines (admin server, listeners, timers) make a
+// whole-process leak checker such as goleak unusable here. These checks
+// look only at goroutines running this module's stream, reply and run code,
+// which must all be gone once clients are closed and runs have ended.
+
+// Frames of goroutines that serve one stream or one message reply: gone
+// as soon as the stream's client or config is.
+var streamFrames = []string{
+	"caddy-a2a/handler.(*Endpoint).serveStream",
+	"caddy-a2a/handler.(*Endpoint).pump",
+	"caddy-a2a/handler.(*Endpoint).waitEvents",
+	"caddy-a2a/handler.(*Endpoint).streamReply",
+	"caddy-a2a/handler.(*Endpoint).runReply",
+	"caddy-a2a/handler.withDone",
+}
+
+// Frames of a task run: gone once the run ended.
+var runFrames = []string{
+	"caddy-a2a/handler.(*run).execute",
+	"caddy-a2a/handler.(*Runner).start",
+}
+
+// moduleFrames is any code of the handler and upstream packages: nothing
+// may be running there once every client and run is done.
+var moduleFrames = []string{"caddy-a2a/handler.", "caddy-a2a/upstream."}
+
+// goroutinesIn returns the stacks of the goroutines with a frame (or a
+// "created by" line) containing one of frames.
+func goroutinesIn(frames []string) []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, f := range frames {
+			if strings.Contains(g, f) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// waitNoGoroutines polls (goroutines take a moment to exit) until no
+// goroutine is in frames, and fails with their stacks after 5s.
+func waitNoGoroutines(t *testing.T, what string, frames []string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := goroutinesIn(frames)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d goroutines left:\n\n%s", what, len(left), strings.Join(left, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wantGoroutines asserts some goroutine is in frames: the positive
+// control that shows the stack matching sees what it looks for.
+func wantGoroutines(t *testing.T, what string, frames []string) {
+	t.Helper()
+	if len(goroutinesIn(frames)) == 0 {
+		t.Fatalf("%s: no goroutine in %v, yet one must be running", what, frames)
+	}
+}
+
+// openingTaskID reads a stream's first frame, the Task, and returns its id.
+func openingTaskID(t *testing.T, s *sseStream) string {
+	t.Helper()
+	f, _ := s.next(t)
+	var opening struct {
+		Result struct {
+			Task wireTask `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(f.Data, &opening); err != nil || opening.Result.Task.ID == "" {
+		t.Fatalf("first frame: %s", f.Data)
+	}
+	return opening.Result.Task.ID
+}
+
+// leakCfg is a task mount in front of {{.Agent}} and a message-reply mount
+// on /reply in front of {{.Reply}}; {{.Desc}} changes to make a reload.
+const leakCfg = `
+http://:9080 {
+	a2a {
+		upstream {{.Agent}}
+		name "Leak check"
+		description "{{.Desc}}"
+		skill echo {
+			name "Echo"
+			description "Echoes."
+			tags test
+		}
+	}
+	a2a {
+		upstream {{.Reply}}
+		rpc_path /reply
+		card_path /reply/.well-known/agent-card.json
+		reply message` + skillBlock + `
+	}
+}
+`
+
+// TestNoLeakAbortedClients: clients that hang up mid-stream (a send's
+// stream, a subscriber, a streamed message reply) leave no stream
+// goroutine behind while the task run goes on; once it ends, nothing of
+// the module runs.
+func TestNoLeakAbortedClients(t *testing.T) {
+	gate := make(chan struct{})
+	a, reply := streamAgent(t, gate), slowAgent(t)
+	load(t, leakCfg, map[string]any{"Agent": a.URL(), "Reply": reply.URL(), "Desc": "clients"})
+	url := base + "/a2a"
+
+	own := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")})
+	id := openingTaskID(t, own)
+	readUntil(t, own, "artifact:chunk one, ")
+	sub := openStream(t, url, "", "tasks/resubscribe", map[string]any{"id": id})
+	readUntil(t, sub, "task:working")
+	msg := openStream(t, base+"/reply", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("wait", "", "")})
+	reply.next(t)
+
+	wantGoroutines(t, "streams open", streamFrames)
+	own.close()
+	sub.close()
+	msg.close()
+	select {
+	case <-reply.aborted:
+	case <-timeout():
+		t.Fatal("the hung-up message reply did not abort its agent call")
+	}
+	waitNoGoroutines(t, "after the clients hung up", streamFrames)
+	// The task's run is still held by the agent: it must go on.
+	wantGoroutines(t, "run held by the agent", runFrames)
+
+	close(gate)
+	if got := waitState(t, url, id, "TASK_STATE_COMPLETED"); got.text() != "chunk one, chunk two" {
+		t.Errorf("task text %q", got.text())
+	}
+	waitNoGoroutines(t, "after the run ended", moduleFrames)
+}
+
+// TestNoLeakAbortedUpstreams: agents that drop the connection mid-stream
+// or hang past the upstream timeout fail their tasks (streams and a
+// message reply see the end) and leave nothing of the module running.
+func TestNoLeakAbortedUpstreams(t *testing.T) {
+	a := newAgent(t, func(w http.ResponseWriter, r *http.Request, c agentCall) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, `{"text":"partial"}`+"\n")
+		w.(http.Flusher).Flush()
+		if c.inputText() == "hang" {
+			<-r.Context().Done()
+			return
+		}
+		panic(http.ErrAbortHandler)
+	})
+	load(t, `
+http://:9080 {
+	a2a {
+		upstream {{.Agent}} {
+			timeout 300ms
+		}`+skillBlock+`
+	}
+	a2a {
+		upstream {{.Agent}} {
+			timeout 300ms
+		}
+		rpc_path /reply
+		card_path /reply/.well-known/agent-card.json
+		reply message`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
+	url := base + "/a2a"
+
+	for _, input := range []string{"drop", "hang"} {
+		own := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10(input, "", "")})
+		id := openingTaskID(t, own)
+		sub := openStream(t, url, "1.0", "SubscribeToTask", map[string]any{"id": id})
+		readUntil(t, own, "status:TASK_STATE_FAILED")
+		readUntil(t, sub, "status:TASK_STATE_FAILED")
+		own.ended(t)
+		sub.ended(t)
+
+		s := openStream(t, base+"/reply", "1.0", "SendStreamingMessage", map[string]any{"message": msg10(input, "", "")})
+		if f, _ := s.next(t); describe(t, f) != "error:-32603" {
+			t.Errorf("message reply from a failing agent: %s", f.Data)
+		}
+		s.ended(t)
+	}
+	waitNoGoroutines(t, "after failed upstreams", moduleFrames)
+}
+
+// TestNoLeakReload: a reload ends the open streams of the old config
+// (their goroutines go) while the task run goes on, and a message reply in
+// flight finishes on the old server; afterwards nothing of the module
+// runs.
+func TestNoLeakReload(t *testing.T) {
+	gate := make(chan struct{})
+	a, reply := streamAgent(t, gate), slowAgent(t)
+	data := map[string]any{"Agent": a.URL(), "Reply": reply.URL(), "Desc": "before"}
+	load(t, leakCfg, data)
+	url := base + "/a2a"
+
+	own := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")})
+	id := openingTaskID(t, own)
+	readUntil(t, own, "artifact:chunk one, ")
+	sub := openStream(t, url, "1.0", "SubscribeToTask", map[string]any{"id": id})
+	readUntil(t, sub, "task:TASK_STATE_WORKING")
+	msg := openStream(t, base+"/reply", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("across", "", "")})
+	reply.next(t)
+
+	data["Desc"] = "after"
+	load(t, leakCfg, data)
+	for _, s := range []*sseStream{own, sub} {
+		for {
+			f, ok := s.next(t)
+			if !ok {
+				break
+			}
+			if d := describe(t, f); d != "status:TASK_STATE_WORKING" {
+				t.Fatalf("old stream got %q after the reload", d)
+			}
+		}
+	}
+	// The reply in flight is the only stream goroutine left: it finishes
+	// on the old server with its answer.
+	close(reply.release)
+	f, _ := msg.next(t)
+	var m struct {
+		Result struct {
+			Message *wireMessage `json:"message"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(f.Data, &m); err != nil || m.Result.Message == nil || len(m.Result.Message.Parts) != 1 ||
+		m.Result.Message.Parts[0].Text != "finally done" {
+		t.Fatalf("reply across the reload: %s", f.Data)
+	}
+	msg.ended(t)
+	waitNoGoroutines(t, "after the reload ended the streams", streamFrames)
+	wantGoroutines(t, "run across the reload", runFrames)
+
+	close(gate)
+	waitState(t, url, id, "TASK_STATE_COMPLETED")
+	waitNoGoroutines(t, "after the run ended", moduleFrames)
+}
