@@ -33,7 +33,10 @@ const (
 	legacyPort = 9181
 	// authPort puts basic_auth in front of the RPC path, so tasks have owners
 	// (ListTasks lists nothing for anonymous callers).
-	authPort  = 9182
+	authPort = 9182
+	// replyPort serves 0.3 and 1.0 with `reply message`: every send answers
+	// one Message and no task is stored.
+	replyPort = 9183
 	adminPort = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
@@ -44,6 +47,7 @@ var (
 	dualURL   = fmt.Sprintf("http://127.0.0.1:%d", dualPort)
 	legacyURL = fmt.Sprintf("http://127.0.0.1:%d", legacyPort)
 	authURL   = fmt.Sprintf("http://127.0.0.1:%d", authPort)
+	replyURL  = fmt.Sprintf("http://127.0.0.1:%d", replyPort)
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
@@ -64,13 +68,14 @@ func caddyfile(agentURL string) (string, error) {
 		}
 		fmt.Fprintf(&users, "\t\t%s %s\n", u, hash)
 	}
-	site := func(port int, versions, extra string) string {
+	// extra goes before the a2a block, inner into it.
+	site := func(port int, versions, extra, inner string) string {
 		return fmt.Sprintf(`http://127.0.0.1:%d {
 	bind 127.0.0.1
 %s	a2a {
 		upstream %s
 		spec_version %s
-		name "Interop Agent"
+%s		name "Interop Agent"
 		description "Scripted agent behind Caddy for client interop tests"
 		version 1.0.0
 		skill echo {
@@ -80,7 +85,7 @@ func caddyfile(agentURL string) (string, error) {
 		}
 	}
 }
-`, port, extra, agentURL, versions)
+`, port, extra, agentURL, versions, inner)
 	}
 	auth := fmt.Sprintf("\tbasic_auth %s {\n%s\t}\n", rpcPath, users.String())
 	return fmt.Sprintf(`{
@@ -93,7 +98,8 @@ func caddyfile(agentURL string) (string, error) {
 		level %s
 	}
 }
-`, adminPort, level) + site(dualPort, "0.3 1.0", "") + site(legacyPort, "0.3", "") + site(authPort, "0.3 1.0", auth), nil
+`, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "") + site(authPort, "0.3 1.0", auth, "") +
+		site(replyPort, "0.3 1.0", "", "\t\treply message\n"), nil
 }
 
 // password is the basic_auth password of a test user.
@@ -132,7 +138,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "interop: stopping Caddy: %v\n", err)
 		}
 	}()
-	for _, base := range []string{dualURL, legacyURL, authURL} {
+	for _, base := range []string{dualURL, legacyURL, authURL, replyURL} {
 		if err := waitReady(base + "/.well-known/agent-card.json"); err != nil {
 			fmt.Fprintf(os.Stderr, "interop: Caddy did not come up: %v\nconfig:\n%s\n", err, cfgJSON)
 			return 1
