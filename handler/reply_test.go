@@ -233,20 +233,31 @@ func TestReplyFailures(t *testing.T) {
 				{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")},
 				{owner: "alice", body: sendV03("message/send", "m", "", "")},
 			} {
-				raw := h.exchange(t, r)
-				checkReplyError(t, raw, logs, tc.cause)
+				checkReplyError(t, rawAnswer(t, h, r), logs, tc.cause)
 				wantError(t, h.rpc(r), -32603, idOf(r.body), r.version == "1.0", "")
 			}
 			for _, r := range []req{
 				{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")},
 				{owner: "alice", body: sendV03("message/stream", "m", "", "")},
 			} {
-				checkReplyError(t, h.exchange(t, r), logs, tc.cause)
+				checkReplyError(t, rawAnswer(t, h, r), logs, tc.cause)
 				wantError(t, h.streamError(r), -32603, idOf(r.body), r.version == "1.0", "")
 			}
 			noTasks(t, h)
 		})
 	}
+}
+
+// rawAnswer makes one call and returns the whole answer body. Unlike
+// exchange it waits as long as any test wait: a reply that must first
+// gather 10000 events may take a while on a loaded machine.
+func rawAnswer(t *testing.T, h *harness, r req) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	resp := h.post(ctx, r)
+	defer resp.Body.Close()
+	return string(readAll(t, resp))
 }
 
 // checkReplyError checks one raw answer: a generic -32603 whose error id
