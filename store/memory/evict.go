@@ -1,33 +1,30 @@
 package memory
 
-// s.finished holds the finished tasks in the order of their last update, so
-// both the TTL sweep and the eviction of the least recently updated finished
-// task take them from the front.
-
-// sweepLocked drops the finished tasks whose TTL has passed; s.mu must be
+// sweepLocked drops the parked tasks whose TTL has passed; s.mu must be
 // held for writing.
 func (s *Store) sweepLocked(now int64) {
-	if s.opts.TTL <= 0 {
-		return
-	}
-	for el := s.finished.Front(); el != nil; el = s.finished.Front() {
-		e := el.Value.(*entry)
-		if !s.expired(e, now) {
-			return
+	for _, lot := range s.lots() {
+		for el := lot.tasks.Front(); el != nil; el = lot.tasks.Front() {
+			e := el.Value.(*entry)
+			if !s.expired(e, now) {
+				break
+			}
+			s.removeLocked(e)
 		}
-		s.removeLocked(e)
 	}
 }
 
-// evictOldestLocked drops the least recently updated finished task; false
-// when there is none. s.mu must be held for writing.
+// evictOldestLocked drops the least recently updated finished task, or
+// failing that the least recently updated interrupted one; false when every
+// task is owned by a run. s.mu must be held for writing.
 func (s *Store) evictOldestLocked() bool {
-	el := s.finished.Front()
-	if el == nil {
-		return false
+	for _, lot := range s.lots() {
+		if el := lot.tasks.Front(); el != nil {
+			s.removeLocked(el.Value.(*entry))
+			return true
+		}
 	}
-	s.removeLocked(el.Value.(*entry))
-	return true
+	return false
 }
 
 // removeLocked deletes e from every structure and wakes its waiters, who
@@ -37,13 +34,12 @@ func (s *Store) removeLocked(e *entry) {
 	e.gone = true
 	e.wake()
 	e.mu.Unlock()
-
 	if s.tasks[e.id] == e {
 		delete(s.tasks, e.id)
 	}
-	if e.finElem != nil {
-		s.finished.Remove(e.finElem)
-		e.finElem = nil
+	if e.lot != nil {
+		e.lot.tasks.Remove(e.elem)
+		e.lot, e.elem = nil, nil
 	}
 	idx := e.idx
 	idx.mu.Lock()

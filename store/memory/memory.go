@@ -1,15 +1,17 @@
 // Package memory is the embedded, in-process store.Store: bounded in task
-// count and per-task log length, with a TTL on finished tasks.
+// count and per-task log length, with a TTL on finished tasks and another on
+// tasks waiting for the client (input-required, auth-required).
 //
-// Locking: s.mu guards the task and owner maps and the finished list; each
-// task has its own mutex for its snapshot and event log; each owner has an
-// index with its own mutex. The order is always s.mu, then a task's mutex,
-// then an owner index's mutex, so that reads and updates of different tasks
-// only share s.mu in read mode.
+// Locking: s.mu guards the task and owner maps and the parking lots (the
+// finished and the idle list); each task has its own mutex for its snapshot
+// and event log; each owner has an index with its own mutex. The order is
+// always s.mu, then a task's mutex, then an owner index's mutex, so that
+// reads and updates of different tasks only share s.mu in read mode. Only
+// a change of a parking lot (a task parked, moved to its back, or taken
+// out) takes s.mu for writing, so the updates of running tasks never do.
 package memory
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -22,25 +24,33 @@ import (
 const (
 	DefaultMaxTasks         = 10000
 	DefaultTTL              = time.Hour
+	DefaultIdleTTL          = 24 * time.Hour
 	DefaultMaxEventsPerTask = 10000
 )
 
 // Options bound a Store. Zero values select the defaults.
 type Options struct {
 	// MaxTasks is how many tasks the store holds (default 10000). Creating
-	// one more evicts the finished task updated longest ago; when no task is
-	// finished, Create fails with store.ErrFull.
+	// one more evicts the finished task updated longest ago, or when none is
+	// finished the interrupted one updated longest ago; when every task is
+	// submitted or working, Create fails with store.ErrFull.
 	MaxTasks int
 	// TTL is how long a finished (terminal) task is kept after its last
 	// update (default 1h; negative: until evicted by MaxTasks).
 	TTL time.Duration
+	// IdleTTL is how long an interrupted task (input-required,
+	// auth-required) is kept after its last update (default 24h; negative:
+	// until evicted by MaxTasks). Without it a client that walks away from
+	// a conversation holds its task forever. Submitted and working tasks
+	// never expire: a run owns them.
+	IdleTTL time.Duration
 	// MaxEventsPerTask bounds a task's event log (default 10000). An Update
 	// that would exceed it fails with store.ErrTooManyEvents, except the one
 	// that moves the task into a terminal state, which is always recorded.
 	MaxEventsPerTask int
 	// SweepInterval is how often the janitor drops expired tasks (default
-	// TTL/4, within [1s, 1m]). Expired tasks are invisible at once anyway;
-	// the janitor only frees their memory.
+	// the shorter of TTL and IdleTTL over 4, within [1s, 1m]). Expired tasks
+	// are invisible at once anyway; the janitor only frees their memory.
 	SweepInterval time.Duration
 	// Now is the clock (default time.Now); tests pass a fake one.
 	Now func() time.Time
@@ -54,7 +64,8 @@ type Store struct {
 	mu       sync.RWMutex
 	tasks    map[string]*entry
 	owners   map[string]*ownerIndex
-	finished *list.List // of *entry, least recently updated first
+	finished parking // terminal tasks
+	idle     parking // interrupted tasks
 
 	closed   atomic.Bool
 	closedCh chan struct{}
@@ -71,27 +82,43 @@ func New(opts Options) *Store {
 	if opts.TTL == 0 {
 		opts.TTL = DefaultTTL
 	}
+	if opts.IdleTTL == 0 {
+		opts.IdleTTL = DefaultIdleTTL
+	}
 	if opts.MaxEventsPerTask <= 0 {
 		opts.MaxEventsPerTask = DefaultMaxEventsPerTask
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	ttl := shortestTTL(opts.TTL, opts.IdleTTL)
 	if opts.SweepInterval <= 0 {
-		opts.SweepInterval = min(max(opts.TTL/4, time.Second), time.Minute)
+		opts.SweepInterval = min(max(ttl/4, time.Second), time.Minute)
 	}
 	s := &Store{
 		opts:     opts,
 		tasks:    make(map[string]*entry),
 		owners:   make(map[string]*ownerIndex),
-		finished: list.New(),
 		closedCh: make(chan struct{}),
 	}
-	if opts.TTL > 0 {
+	s.finished.ttl = opts.TTL
+	s.idle.ttl = opts.IdleTTL
+	if ttl > 0 {
 		s.janitor.Add(1)
 		go s.runJanitor()
 	}
 	return s
+}
+
+// shortestTTL returns the shortest positive TTL, or 0 if none is.
+func shortestTTL(ttls ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ttls {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
 }
 
 func (s *Store) runJanitor() {
@@ -147,8 +174,8 @@ func (s *Store) lookup(id string) *entry {
 	return e
 }
 
-// expired reports whether a finished task is past its TTL at now.
+// expired reports whether a parked task is past its TTL at now.
 func (s *Store) expired(e *entry, now int64) bool {
-	f := e.finishedAt.Load()
-	return f != notFinished && s.opts.TTL > 0 && now-f >= int64(s.opts.TTL)
+	d := e.deadline.Load()
+	return d != notParked && now >= d
 }

@@ -3,7 +3,9 @@ package memory
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -202,14 +204,24 @@ func TestTTL(t *testing.T) {
 
 func TestJanitorSweeps(t *testing.T) {
 	clk := &fakeClock{now: t0}
-	s := newTest(t, Options{TTL: time.Minute, Now: clk.Now, SweepInterval: 2 * time.Millisecond})
+	s := newTest(t, Options{TTL: time.Minute, IdleTTL: 2 * time.Minute, Now: clk.Now, SweepInterval: 2 * time.Millisecond})
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
 		s.Create(ctx, "o", task(id, protocol.StateCompleted))
 	}
 	s.Create(ctx, "p", task("c", protocol.StateRejected))
+	s.Create(ctx, "q", task("d", protocol.StateInputRequired))
+	s.Create(ctx, "q", task("e", protocol.StateAuthRequired))
 	clk.Add(time.Minute)
 	deadline := time.Now().Add(5 * time.Second)
+	for s.Len() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("janitor left %d tasks, want the 2 interrupted ones", s.Len())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.Add(time.Minute)
+	deadline = time.Now().Add(5 * time.Second)
 	for s.Len() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("janitor left %d tasks", s.Len())
@@ -218,8 +230,8 @@ func TestJanitorSweeps(t *testing.T) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.owners) != 0 || s.finished.Len() != 0 {
-		t.Errorf("indexes not emptied: %d owners, %d finished", len(s.owners), s.finished.Len())
+	if len(s.owners) != 0 || s.finished.tasks.Len() != 0 || s.idle.tasks.Len() != 0 {
+		t.Errorf("indexes not emptied: %d owners, %d finished, %d idle", len(s.owners), s.finished.tasks.Len(), s.idle.tasks.Len())
 	}
 }
 
@@ -363,6 +375,13 @@ func TestConcurrentMixed(t *testing.T) {
 					return
 				}
 				v, _, _ = s.Update(ctx, id, v, task(id, protocol.StateWorking), text("y"))
+				if i%2 == 0 { // a turn waits for the client, who answers...
+					v, _, _ = s.Update(ctx, id, v, task(id, protocol.StateInputRequired))
+					if i%3 == 0 { // ...or walks away
+						continue
+					}
+					v, _, _ = s.Update(ctx, id, v, task(id, protocol.StateWorking))
+				}
 				s.Update(ctx, id, v, task(id, protocol.StateCompleted), text("z"))
 				s.Get(ctx, "o", id)
 				s.Events(ctx, id, "1", false)
@@ -375,4 +394,213 @@ func TestConcurrentMixed(t *testing.T) {
 	if s.Len() > 50 {
 		t.Errorf("bound exceeded: %d", s.Len())
 	}
+}
+
+// An interrupted task expires IdleTTL after its last update, exactly like a
+// finished one after TTL; a working one never does.
+func TestIdleTTL(t *testing.T) {
+	const ttl, idleTTL = time.Minute, 10 * time.Minute
+	for _, st := range []protocol.TaskState{protocol.StateInputRequired, protocol.StateAuthRequired} {
+		t.Run(stateNames[st], func(t *testing.T) {
+			clk := &fakeClock{now: t0}
+			s := newTest(t, Options{TTL: ttl, IdleTTL: idleTTL, Now: clk.Now, SweepInterval: time.Hour})
+			ctx := context.Background()
+			v, _ := s.Create(ctx, "o", task("idle", protocol.StateWorking), text("x"))
+			s.Create(ctx, "o", task("running", protocol.StateSubmitted))
+			clk.Add(time.Hour)
+			v, _ = update(t, s, "idle", v, st)
+			// Past the finished TTL: an interrupted task is not finished.
+			clk.Add(ttl)
+			if _, err := s.Get(ctx, "o", "idle"); err != nil {
+				t.Fatalf("after TTL (not IdleTTL): %v", err)
+			}
+			// Any update restarts the wait.
+			v, _ = update(t, s, "idle", v, st, text("reminder"))
+			clk.Add(idleTTL - time.Nanosecond)
+			if _, err := s.Get(ctx, "o", "idle"); err != nil {
+				t.Fatalf("before its IdleTTL: %v", err)
+			}
+			clk.Add(time.Nanosecond)
+			if _, err := s.Get(ctx, "o", "idle"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Get after IdleTTL: %v, want ErrNotFound", err)
+			}
+			if _, err := s.Events(ctx, "idle", "", false); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Events after IdleTTL: %v, want ErrNotFound", err)
+			}
+			if _, _, err := s.Update(ctx, "idle", v, task("idle", protocol.StateWorking)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Update after IdleTTL: %v, want ErrNotFound", err)
+			}
+			page, _ := s.List(ctx, "o", store.ListQuery{PageSize: 10})
+			if page.TotalSize != 1 || len(page.Tasks) != 1 || page.Tasks[0].ID != "running" {
+				t.Errorf("List after IdleTTL: %+v", page)
+			}
+			clk.Add(100 * idleTTL)
+			if _, err := s.Get(ctx, "o", "running"); err != nil {
+				t.Errorf("submitted task expired: %v", err)
+			}
+			if _, err := s.Create(ctx, "o", task("idle", protocol.StateWorking)); err != nil {
+				t.Errorf("re-create expired id: %v", err)
+			}
+			if n := s.Len(); n != 2 {
+				t.Errorf("Len %d, want 2 (the expired one replaced)", n)
+			}
+		})
+	}
+}
+
+// A negative IdleTTL keeps interrupted tasks until eviction.
+func TestIdleTTLNever(t *testing.T) {
+	clk := &fakeClock{now: t0}
+	s := newTest(t, Options{MaxTasks: 1, IdleTTL: -1, Now: clk.Now})
+	ctx := context.Background()
+	s.Create(ctx, "o", task("a", protocol.StateInputRequired))
+	clk.Add(100 * 365 * 24 * time.Hour)
+	if _, err := s.Get(ctx, "o", "a"); err != nil {
+		t.Fatalf("interrupted task expired with IdleTTL < 0: %v", err)
+	}
+	if _, err := s.Create(ctx, "o", task("b", protocol.StateWorking)); err != nil {
+		t.Fatalf("Create: %v (the interrupted task should be evicted)", err)
+	}
+	if _, err := s.Get(ctx, "o", "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a not evicted: %v", err)
+	}
+}
+
+// When full, the store evicts finished tasks first (least recently updated
+// first), then interrupted ones, and fails only when every task is running.
+func TestEvictionOrder(t *testing.T) {
+	clk := &fakeClock{now: t0}
+	s := newTest(t, Options{MaxTasks: 5, Now: clk.Now})
+	ctx := context.Background()
+	vs := map[string]uint64{}
+	for _, id := range []string{"w", "i1", "i2", "f1", "f2"} {
+		vs[id], _ = s.Create(ctx, "o", task(id, protocol.StateWorking))
+	}
+	step := func(id string, st protocol.TaskState) {
+		t.Helper()
+		clk.Add(time.Second)
+		vs[id], _ = update(t, s, id, vs[id], st)
+	}
+	// The finished tasks are the most recently updated, and i1 went idle
+	// first but was updated again after i2: the order of eviction is
+	// f2, f1, i2, i1.
+	step("i1", protocol.StateInputRequired)
+	step("i2", protocol.StateAuthRequired)
+	step("i1", protocol.StateInputRequired)
+	step("f2", protocol.StateCompleted)
+	step("f1", protocol.StateCanceled)
+	step("f2", protocol.StateCompleted)
+	for _, c := range []struct{ create, evicted string }{
+		{"n1", "f1"}, {"n2", "f2"}, {"n3", "i2"}, {"n4", "i1"},
+	} {
+		if _, err := s.Create(ctx, "o", task(c.create, protocol.StateWorking)); err != nil {
+			t.Fatalf("Create %s: %v", c.create, err)
+		}
+		if _, err := s.Get(ctx, "o", c.evicted); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after Create %s: %s not evicted (%v)", c.create, c.evicted, err)
+		}
+	}
+	if _, err := s.Create(ctx, "o", task("n5", protocol.StateWorking)); !errors.Is(err, store.ErrFull) {
+		t.Errorf("Create with only working tasks: %v, want ErrFull", err)
+	}
+	page, _ := s.List(ctx, "o", store.ListQuery{PageSize: 10})
+	var ids []string
+	for _, tk := range page.Tasks {
+		ids = append(ids, tk.ID)
+	}
+	sort.Strings(ids)
+	if want := []string{"n1", "n2", "n3", "n4", "w"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("left %q, want %q", ids, want)
+	}
+}
+
+// An Update moves a task to the lot of its new state (or out of any), with
+// the deadline of that lot, and eviction follows.
+func TestUpdateMovesBetweenLots(t *testing.T) {
+	const ttl, idleTTL = time.Minute, time.Hour
+	none, fin, idle := "none", "finished", "idle"
+	for _, c := range []struct {
+		from, to protocol.TaskState
+		lot      string
+	}{
+		{protocol.StateSubmitted, protocol.StateWorking, none},
+		{protocol.StateWorking, protocol.StateInputRequired, idle},
+		{protocol.StateWorking, protocol.StateAuthRequired, idle},
+		{protocol.StateInputRequired, protocol.StateWorking, none},
+		{protocol.StateAuthRequired, protocol.StateSubmitted, none},
+		{protocol.StateInputRequired, protocol.StateAuthRequired, idle},
+		{protocol.StateInputRequired, protocol.StateCompleted, fin},
+		{protocol.StateAuthRequired, protocol.StateRejected, fin},
+		{protocol.StateWorking, protocol.StateFailed, fin},
+		{protocol.StateCompleted, protocol.StateInputRequired, idle}, // the store does not judge
+		{protocol.StateCanceled, protocol.StateWorking, none},
+	} {
+		t.Run(stateNames[c.from]+"→"+stateNames[c.to], func(t *testing.T) {
+			clk := &fakeClock{now: t0}
+			s := newTest(t, Options{MaxTasks: 1, TTL: ttl, IdleTTL: idleTTL, Now: clk.Now})
+			ctx := context.Background()
+			v, err := s.Create(ctx, "o", task("a", c.from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(time.Second)
+			update(t, s, "a", v, c.to)
+			now := clk.Now().UnixNano()
+
+			s.mu.RLock()
+			e := s.tasks["a"]
+			lot, deadline := none, int64(notParked)
+			switch e.lot {
+			case &s.finished:
+				lot, deadline = fin, now+int64(ttl)
+			case &s.idle:
+				lot, deadline = idle, now+int64(idleTTL)
+			}
+			nFin, nIdle := s.finished.tasks.Len(), s.idle.tasks.Len()
+			s.mu.RUnlock()
+			if lot != c.lot {
+				t.Fatalf("in lot %s, want %s", lot, c.lot)
+			}
+			if got := e.deadline.Load(); got != deadline {
+				t.Errorf("deadline %d, want %d", got, deadline)
+			}
+			if want := map[string][2]int{none: {0, 0}, fin: {1, 0}, idle: {0, 1}}[c.lot]; [2]int{nFin, nIdle} != want {
+				t.Errorf("lots hold %d finished, %d idle; want %v", nFin, nIdle, want)
+			}
+			_, err = s.Create(ctx, "o", task("b", protocol.StateWorking))
+			if evictable := c.lot != none; evictable != (err == nil) {
+				t.Errorf("Create over a task in lot %s: %v", c.lot, err)
+			}
+			if c.lot == none && !errors.Is(err, store.ErrFull) {
+				t.Errorf("Create: %v, want ErrFull", err)
+			}
+		})
+	}
+}
+
+func TestParkingDeadline(t *testing.T) {
+	for _, c := range []struct {
+		ttl       time.Duration
+		now, want int64
+	}{
+		{time.Minute, 1000, 1000 + int64(time.Minute)},
+		{time.Minute, -5, -5 + int64(time.Minute)},
+		{-1, 1000, math.MaxInt64},
+		{0, 1000, math.MaxInt64},
+		{time.Duration(math.MaxInt64), 1, math.MaxInt64}, // no overflow
+		{time.Minute, math.MaxInt64 - 1, math.MaxInt64},
+	} {
+		p := parking{ttl: c.ttl}
+		if got := p.deadline(c.now); got != c.want {
+			t.Errorf("ttl %v at %d: %d, want %d", c.ttl, c.now, got, c.want)
+		}
+	}
+}
+
+// stateNames name the states in subtest names.
+var stateNames = map[protocol.TaskState]string{
+	protocol.StateSubmitted: "submitted", protocol.StateWorking: "working",
+	protocol.StateCompleted: "completed", protocol.StateFailed: "failed",
+	protocol.StateCanceled: "canceled", protocol.StateInputRequired: "input-required",
+	protocol.StateRejected: "rejected", protocol.StateAuthRequired: "auth-required",
 }

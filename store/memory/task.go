@@ -13,22 +13,23 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// notFinished is entry.finishedAt of a task that is not in a terminal state.
-const notFinished = math.MinInt64
-
 // entry is one stored task.
 type entry struct {
 	id    string
 	owner string
 	idx   *ownerIndex
 
-	// finishedAt is the store-clock time (unix ns) of the last update while
-	// terminal, or notFinished. Written under s.mu (write) and mu; read
-	// anywhere, so that List can skip expired tasks without locking each.
-	finishedAt atomic.Int64
+	// deadline is the store-clock time (unix ns) at which the task expires
+	// (math.MaxInt64: never), or notParked. Written under s.mu (write) and
+	// mu; read anywhere, so that List can skip expired tasks without
+	// locking each, and Update can tell without s.mu whether it needs it
+	// for writing.
+	deadline atomic.Int64
 
-	// finElem is the entry's place in s.finished; guarded by s.mu.
-	finElem *list.Element
+	// lot is the parking lot holding the task (nil: none), elem its place
+	// in lot.tasks; guarded by s.mu.
+	lot  *parking
+	elem *list.Element
 
 	// Guarded by idx.mu: the fields List sorts and filters on.
 	ixTS    int64
@@ -72,15 +73,15 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if t == nil || t.ID == "" {
 		return 0, errNoID
 	}
-	terminal := t.Status.State.Terminal()
-	if len(events) > s.opts.MaxEventsPerTask && !terminal {
+	lot := s.lotFor(t.Status.State)
+	if len(events) > s.opts.MaxEventsPerTask && !t.Status.State.Terminal() {
 		return 0, store.ErrTooManyEvents
 	}
 	// Copy before locking: the copies are the expensive part.
 	e := &entry{id: t.ID, owner: owner, task: cloneTask(t), version: 1}
 	e.appendEvents(events)
 	e.ixTS, e.ixState, e.ixCtx = tsKey(t), t.Status.State, t.ContextID
-	e.finishedAt.Store(notFinished)
+	e.deadline.Store(notParked)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,10 +110,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	idx.mu.Lock()
 	idx.insert(e)
 	idx.mu.Unlock()
-	if terminal {
-		e.finishedAt.Store(now)
-		e.finElem = s.finished.PushBack(e)
-	}
+	s.parkLocked(e, lot, now)
 	s.tasks[t.ID] = e
 	return 1, nil
 }
@@ -152,21 +150,23 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 		nev[i] = cloneEvent(events[i])
 	}
 	terminal := t.Status.State.Terminal()
+	lot := s.lotFor(t.Status.State)
 
 	e := s.lookup(id)
 	if e == nil {
 		return 0, nil, store.ErrNotFound
 	}
-	// Moving a task into or out of s.finished needs s.mu for writing; every
-	// other update shares it. finishedAt only changes under the write lock,
-	// so it is stable once the read lock is held.
-	write := terminal || e.finishedAt.Load() != notFinished
+	// Parking a task, moving it within or between lots, or taking it out
+	// needs s.mu for writing; the updates of running tasks (nearly all of
+	// them) share it. deadline only changes under the write lock, so it is
+	// stable once the read lock is held.
+	write := lot != nil || e.deadline.Load() != notParked
 	if write {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	} else {
 		s.mu.RLock()
-		if e.finishedAt.Load() != notFinished {
+		if e.deadline.Load() != notParked {
 			s.mu.RUnlock()
 			return s.Update(ctx, id, version, t, events...)
 		}
@@ -208,18 +208,8 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	e.ixState, e.ixCtx = nt.Status.State, nt.ContextID
 	e.idx.mu.Unlock()
 
-	switch {
-	case terminal:
-		e.finishedAt.Store(now)
-		if e.finElem != nil {
-			s.finished.MoveToBack(e.finElem)
-		} else {
-			e.finElem = s.finished.PushBack(e)
-		}
-	case e.finElem != nil:
-		s.finished.Remove(e.finElem)
-		e.finElem = nil
-		e.finishedAt.Store(notFinished)
+	if write {
+		s.parkLocked(e, lot, now)
 	}
 	return e.version, ids, nil
 }
