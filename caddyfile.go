@@ -44,6 +44,7 @@ import (
 //		store memory {
 //			max_tasks <n>
 //			ttl       <duration>
+//			idle_ttl  <duration>
 //		}
 //		max_request_body  4MiB
 //		limits {
@@ -348,6 +349,12 @@ func (h *Handler) unmarshalStore(d *caddyfile.Dispenser) error {
 				return err
 			}
 			s.TTL = dur
+		case "idle_ttl":
+			dur, err := durationArg(d)
+			if err != nil {
+				return err
+			}
+			s.IdleTTL = dur
 		default:
 			return d.Errf("unknown store subdirective %q", key)
 		}

@@ -26,6 +26,9 @@ type Store struct {
 	// TTL is how long a finished task is kept after its last update
 	// (memory). Default: 1h.
 	TTL caddy.Duration `json:"ttl,omitempty"`
+	// IdleTTL is how long a task waiting for the client (input-required,
+	// auth-required) is kept after its last update (memory). Default: 24h.
+	IdleTTL caddy.Duration `json:"idle_ttl,omitempty"`
 }
 
 // Defaults of the memory store, written into the pool key so that an
@@ -33,6 +36,7 @@ type Store struct {
 const (
 	DefaultMaxTasks = 10000
 	DefaultTTL      = time.Hour
+	DefaultIdleTTL  = 24 * time.Hour
 )
 
 func (s *Store) applyDefaults() error {
@@ -53,6 +57,12 @@ func (s *Store) applyDefaults() error {
 	}
 	if s.TTL < 0 {
 		return errors.New("store: ttl must be positive")
+	}
+	if s.IdleTTL == 0 {
+		s.IdleTTL = caddy.Duration(DefaultIdleTTL)
+	}
+	if s.IdleTTL < 0 {
+		return errors.New("store: idle_ttl must be positive")
 	}
 	return nil
 }
@@ -84,7 +94,7 @@ func (b *backend) Destruct() error {
 // closed with the old config).
 func (h *Handler) storeKey() string {
 	return h.Store.Type + "|" + strconv.Itoa(h.Store.MaxTasks) + "|" + durationString(h.Store.TTL) +
-		"|" + h.Upstream.target + "|" + h.RPCPath
+		"|" + durationString(h.Store.IdleTTL) + "|" + h.Upstream.target + "|" + h.RPCPath
 }
 
 // loadBackend returns the backend for key, creating it on first use, and
@@ -93,7 +103,11 @@ func loadBackend(key string, cfg *Store, logger *zap.Logger) (*backend, error) {
 	v, _, err := backends.LoadOrNew(key, func() (caddy.Destructor, error) {
 		cur := new(atomic.Pointer[zap.Logger])
 		cur.Store(logger)
-		st := memory.New(memory.Options{MaxTasks: cfg.MaxTasks, TTL: time.Duration(cfg.TTL)})
+		st := memory.New(memory.Options{
+			MaxTasks: cfg.MaxTasks,
+			TTL:      time.Duration(cfg.TTL),
+			IdleTTL:  time.Duration(cfg.IdleTTL),
+		})
 		runLog := zap.New(&liveCore{cur: cur})
 		return &backend{store: st, runner: handler.NewRunner(runLog), log: cur}, nil
 	})
