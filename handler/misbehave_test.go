@@ -103,9 +103,11 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 				{version: "1.0", body: sendV10("SendMessage", "m", "", "")},
 				{body: sendV03("message/send", "m", "", "")},
 			} {
-				raw := h.exchange(t, r)
+				// Not exchange: its short deadline is too close to the agent
+				// timeout on a loaded machine.
+				raw := rawAnswer(t, h, r)
 				noLeak(t, raw)
-				m := decode(t, []byte(raw[strings.Index(raw, "\n\n")+2:]))
+				m := decode(t, []byte(raw))
 				task := at(t, m, "result")
 				if r.version == "1.0" {
 					task = at(t, task, "task")

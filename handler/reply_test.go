@@ -248,18 +248,6 @@ func TestReplyFailures(t *testing.T) {
 	}
 }
 
-// rawAnswer makes one call and returns the whole answer body. Unlike
-// exchange it waits as long as any test wait: a reply that must first
-// gather 10000 events may take a while on a loaded machine.
-func rawAnswer(t *testing.T, h *harness, r req) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	resp := h.post(ctx, r)
-	defer resp.Body.Close()
-	return string(readAll(t, resp))
-}
-
 // checkReplyError checks one raw answer: a generic -32603 whose error id
 // is in exactly one log line, which holds the cause; no agent text.
 func checkReplyError(t *testing.T, raw string, logs *observer.ObservedLogs, cause string) {
@@ -482,11 +470,9 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 			} {
 				// Not exchange: its short deadline is too close to the
 				// agent timeout on a loaded machine.
-				resp := h.post(t.Context(), r)
-				raw := readAll(t, resp)
-				resp.Body.Close()
-				noLeak(t, string(raw))
-				wantError(t, decode(t, raw), -32603, idOf(r.body), r.version == "1.0", "")
+				raw := rawAnswer(t, h, r)
+				noLeak(t, raw)
+				wantError(t, decode(t, []byte(raw)), -32603, idOf(r.body), r.version == "1.0", "")
 			}
 			for _, r := range []req{
 				{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")},

@@ -57,3 +57,16 @@ func (h *harness) streamError(r req) map[string]any {
 	}
 	return ms[0]
 }
+
+// rawAnswer makes one call and returns the whole answer body. Unlike
+// exchange it waits as long as any test wait: an answer that comes only
+// after an agent timeout, or after 10000 events, may take a while on a
+// loaded machine.
+func rawAnswer(t *testing.T, h *harness, r req) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	resp := h.post(ctx, r)
+	defer resp.Body.Close()
+	return string(readAll(t, resp))
+}
