@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -113,5 +115,28 @@ func TestWithoutCompression(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("withoutCompression(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestStoreKeyIdleTTL: idle_ttl is part of the pool key (changing it on
+// reload starts a store with the new setting), an omitted idle_ttl and the
+// explicit default share a store, and a negative one is refused.
+func TestStoreKeyIdleTTL(t *testing.T) {
+	key := func(idle time.Duration) string {
+		t.Helper()
+		h := &Handler{Upstream: &Upstream{}, RPCPath: "/a2a", Store: &Store{IdleTTL: caddy.Duration(idle)}}
+		if err := h.Store.applyDefaults(); err != nil {
+			t.Fatal(err)
+		}
+		return h.storeKey()
+	}
+	if got, want := key(0), key(24*time.Hour); got != want {
+		t.Errorf("omitted idle_ttl: key %q, explicit default: %q", got, want)
+	}
+	if a, b := key(time.Hour), key(2*time.Hour); a == b {
+		t.Errorf("idle_ttl 1h and 2h share key %q", a)
+	}
+	if err := (&Store{IdleTTL: -1}).applyDefaults(); err == nil {
+		t.Error("negative idle_ttl accepted")
 	}
 }
