@@ -28,6 +28,14 @@ const (
 	defaultCloseWait = 10 * time.Second
 )
 
+// failRetries and failRetryStart pace the attempts to record a run as
+// failed after a store write failed (50ms, 100ms, … about 3s in all).
+// Variables so tests can shorten them.
+var (
+	failRetries    = 6
+	failRetryStart = 50 * time.Millisecond
+)
+
 var (
 	// errRunnerClosed refuses runs once Close has begun.
 	errRunnerClosed = errors.New("handler: runner closed")
@@ -100,9 +108,15 @@ type run struct {
 	// to it, which decides the append flag of the next one.
 	mainID string
 	chunks int
+	// failing is set once the run tries to record a failure after a store
+	// error, so that attempt does not start another.
+	failing bool
+	// closing ends when the runner closes (the run's base context).
+	closing <-chan struct{}
 }
 
 func (ru *run) execute(base context.Context) {
+	ru.closing = base.Done()
 	ctx, cancel := context.WithCancel(base)
 	// A cancel signal (from this or another replica) aborts the upstream
 	// call through ctx. The watcher ends with the run: CancelSignal's
@@ -300,13 +314,45 @@ func (ru *run) fail(err error, detail string) {
 	ru.finish(protocol.StateFailed, nil, "")
 }
 
-// stopped logs why a run ended without writing its outcome.
+// stopped handles a write the run could not make. A cancel that won the
+// race (errStopped) ends the run quietly. Any other store failure would
+// leave the task working forever (a blocking caller waiting on it, a TTL
+// that never starts), so the run tries, with backoff, to record it as
+// failed instead; only a store that stays broken keeps the task as it was.
 func (ru *run) stopped(err error) {
 	if errors.Is(err, errStopped) {
 		ru.log.Debug("a2a: run stopped, task ended elsewhere")
 		return
 	}
 	ru.log.Error("a2a: run could not record its progress", zap.Error(err))
+	if ru.failing || errors.Is(err, store.ErrClosed) {
+		return
+	}
+	ru.failing = true
+	msg := ru.agentMessage([]protocol.Part{{Kind: protocol.PartText, Text: failedText}})
+	wait := failRetryStart
+	for range failRetries {
+		select {
+		case <-time.After(wait):
+		case <-ru.closing:
+			// The runner is closing: no time left to wait the outage out.
+			ru.log.Error("a2a: task left unfinished at shutdown, the store is failing")
+			return
+		}
+		wait *= 2
+		// The snapshot may hold the change that was not written: start
+		// from what the store has.
+		if err = ru.reread(); err == nil {
+			err = ru.commit(func(t *protocol.Task) []protocol.Event {
+				t.History = append(t.History, *msg)
+				return []protocol.Event{ru.setStatus(t, protocol.StateFailed, msg)}
+			})
+		}
+		if err == nil || errors.Is(err, errStopped) || errors.Is(err, store.ErrClosed) {
+			return
+		}
+	}
+	ru.log.Error("a2a: task left unfinished, the store keeps failing", zap.Error(err))
 }
 
 // setStatus moves t to state and returns the status event. Final is set
@@ -369,6 +415,22 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		}
 		ru.task, ru.version = rec.Task, rec.Version
 	}
+}
+
+// reread replaces the run's snapshot with the stored task; errStopped if
+// that is terminal.
+func (ru *run) reread() error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	rec, err := ru.st.Get(ctx, ru.owner, ru.task.ID)
+	if err != nil {
+		return err
+	}
+	if rec.Task.Status.State.Terminal() {
+		return errStopped
+	}
+	ru.task, ru.version = rec.Task, rec.Version
+	return nil
 }
 
 func artifactIndex(t *protocol.Task, id string) int {
