@@ -302,3 +302,19 @@ http://:9080 {
 		})
 	}
 }
+
+// TestHistoryLimitThroughCaddy: limits { max_history } bounds what a task
+// keeps; the oldest messages go first.
+func TestHistoryLimitThroughCaddy(t *testing.T) {
+	ask := askAgent(t)
+	load(t, minimal(`limits {
+			max_history 2
+		}`), map[string]any{"Agent": ask.URL()})
+	url := base + "/a2a"
+	task := send10(t, url, msg10("weather?", "", ""))
+	got := send10(t, url, msg10("Oslo", task.ID, ""))
+	if got.Status.State != "TASK_STATE_COMPLETED" || len(got.History) != 2 ||
+		got.History[0].Role != "ROLE_AGENT" || got.History[1].Parts[0].Text != "Oslo" {
+		t.Fatalf("history %+v", got.History)
+	}
+}
