@@ -183,3 +183,38 @@ func TestHTTPAgentErrorsStayInTheLog(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPAgentPlainAnswerIsOneArtifactUpdate: a plain (non-streaming)
+// agent answer is the whole artifact, so a streaming client gets exactly one
+// artifact update, marked lastChunk and not append, and no empty closer.
+func TestHTTPAgentPlainAnswerIsOneArtifactUpdate(t *testing.T) {
+	h, _ := httpAgentHarness(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "all at once")
+	})
+	for _, v := range []struct{ version, body, result, artifact string }{
+		{"1.0", sendV10("SendStreamingMessage", "m", "", ""), "artifactUpdate", ""},
+		{"", sendV03("message/stream", "m", "", ""), "", "artifact-update"},
+	} {
+		s := h.openStream(t, req{version: v.version, body: v.body})
+		_, ms := s.rest(t)
+		var updates []map[string]any
+		for _, m := range ms {
+			res := at(t, m, "result").(map[string]any)
+			if v.result != "" {
+				if u, ok := res[v.result].(map[string]any); ok {
+					updates = append(updates, u)
+				}
+			} else if res["kind"] == v.artifact {
+				updates = append(updates, res)
+			}
+		}
+		if len(updates) != 1 {
+			t.Fatalf("%q: %d artifact updates, want 1: %v", v.version, len(updates), ms)
+		}
+		u := updates[0]
+		if u["lastChunk"] != true || u["append"] == true || str(t, u, "artifact", "parts", 0, "text") != "all at once" {
+			t.Fatalf("%q: artifact update %v", v.version, u)
+		}
+	}
+}

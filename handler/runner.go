@@ -108,6 +108,9 @@ type run struct {
 	// to it, which decides the append flag of the next one.
 	mainID string
 	chunks int
+	// mainClosed: the main artifact came whole (a plain answer), with
+	// lastChunk already set, so finish sends no closing chunk.
+	mainClosed bool
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -190,12 +193,12 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 		if ev.Text == "" {
 			return false, nil
 		}
-		return false, ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: ev.Text}}, true)
+		return false, ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: ev.Text}}, true, ev.Whole)
 	case upstream.EventParts:
 		if len(ev.Parts) == 0 {
 			return false, nil
 		}
-		return false, ru.appendMain(ev.Parts, false)
+		return false, ru.appendMain(ev.Parts, false, ev.Whole)
 	case upstream.EventArtifact:
 		if ev.Artifact == nil || len(ev.Artifact.Parts) == 0 {
 			ru.log.Warn("a2a: agent sent an artifact without parts; dropped")
@@ -219,8 +222,9 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 // appendMain adds parts to the run's main artifact. In the snapshot,
 // consecutive text chunks merge into one text part so a task read later
 // holds the answer, not thousands of fragments; the event carries only
-// the chunk.
-func (ru *run) appendMain(parts []protocol.Part, mergeText bool) error {
+// the chunk. whole says the parts are the entire artifact: the update is
+// then also its last chunk, and no closer follows.
+func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 	err := ru.commit(func(t *protocol.Task) []protocol.Event {
 		i := artifactIndex(t, ru.mainID)
 		if i < 0 {
@@ -240,10 +244,12 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText bool) error {
 			ContextID: t.ContextID,
 			Artifact:  protocol.Artifact{ID: ru.mainID, Parts: append([]protocol.Part(nil), parts...)},
 			Append:    ru.chunks > 0,
+			LastChunk: whole,
 		}}}
 	})
 	if err == nil {
 		ru.chunks++
+		ru.mainClosed = ru.mainClosed || whole
 	}
 	return err
 }
@@ -277,7 +283,7 @@ func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail st
 	msg := ru.agentMessage(parts)
 	err := ru.commit(func(t *protocol.Task) []protocol.Event {
 		var evs []protocol.Event
-		if ru.chunks > 0 {
+		if ru.chunks > 0 && !ru.mainClosed {
 			// Tells streaming clients the main artifact is complete; the
 			// empty text adds nothing to the merged snapshot.
 			evs = append(evs, protocol.Event{Artifact: &protocol.ArtifactUpdate{

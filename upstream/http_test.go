@@ -97,7 +97,8 @@ func TestRequestOnTheWire(t *testing.T) {
 
 func TestPlainAnswers(t *testing.T) {
 	completed := Event{Kind: EventStatus, State: protocol.StateCompleted}
-	parts := func(p protocol.Part) Event { return Event{Kind: EventParts, Parts: []protocol.Part{p}} }
+	// A plain answer is the whole main artifact: Whole tells the handler no chunk follows.
+	parts := func(p protocol.Part) Event { return Event{Kind: EventParts, Parts: []protocol.Part{p}, Whole: true} }
 	tests := []struct {
 		name, ct, state, body string
 		want                  []Event

@@ -25,7 +25,7 @@ var plainStates = map[string]protocol.TaskState{
 }
 
 // readPlain turns a plain answer into its events: completed →
-// [EventParts{parts}, EventStatus{completed}]; any other state →
+// [EventParts{parts, Whole}, EventStatus{completed}]; any other state →
 // [EventStatus{state, Parts: parts}], the body being the status message.
 // An empty body has no parts.
 func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) {
@@ -57,7 +57,7 @@ func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) 
 	}
 	events := make([]Event, 0, 2)
 	if parts != nil {
-		events = append(events, Event{Kind: EventParts, Parts: parts})
+		events = append(events, Event{Kind: EventParts, Parts: parts, Whole: true})
 	}
 	return append(events, Event{Kind: EventStatus, State: protocol.StateCompleted}), nil
 }

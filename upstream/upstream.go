@@ -54,6 +54,10 @@ type Event struct {
 	// Detail is text for the log only (e.g. an agent's {"error":…}); it
 	// never reaches an A2A caller.
 	Detail string
+	// Whole marks an EventText or EventParts that is the entire main
+	// artifact (a plain answer): no chunk follows, so it is streamed as one
+	// artifact update with lastChunk set instead of a chunk and a closer.
+	Whole bool
 }
 
 // Stream yields the events of one run.
