@@ -12,7 +12,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 15 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 16 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), KEEP=1 (keep the work dir with
 # the Caddyfiles and logs).
 set -euo pipefail
@@ -29,12 +29,12 @@ report=$here/out/report-$stamp.md
 
 if [ -n "${QUICK:-}" ]; then
 	rounds=1 dur=3s warmup=1s
-	relay_d=2s relay_rounds=1 events_d=2s
+	relay_d=3s events_d=2s
 	idle_levels=200,1000 settle=1s
 	sends_a2a=25000 sends_sdk=3000
 else
 	rounds=3 dur=10s warmup=2s
-	relay_d=5s relay_rounds=2 events_d=5s
+	relay_d=12s events_d=5s
 	idle_levels=1000,10000 settle=3s
 	# 1M sends would take ~5 min here; 300k are 30× the store bound.
 	# The SDK peers are 10-20× slower, so they get fewer sends.
@@ -56,6 +56,7 @@ p_go2=$((port + 10))    # fresh a2a-go for the RSS run
 p_js2=$((port + 11))    # fresh a2a-js for the RSS run
 p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1
 p_idle_admin=$((port + 14)) # admin API of the idle-streams Caddy (forced GC, memstats)
+p_sproxy=$((port + 15)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
 
 pids=()
 cleanup() {
@@ -169,9 +170,18 @@ caddyfile rss "$p_rss" /echo
 caddyfile idle "$p_idle" /auth "store memory {
 			max_tasks 20000
 		}" "admin 127.0.0.1:$p_idle_admin"
-# One process, two sites: the paced stream (latency) and the burst (events/s).
+# One process, three sites: the paced stream (latency) and the burst
+# (events/s) through the module, and the same NDJSON through reverse_proxy
+# (what any extra hop through Caddy costs a stream).
 caddyfile stream "$p_relay" /ndjson/500/2ms
 cat >>"$work/stream.caddyfile" <<EOF
+
+http://:$p_sproxy {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_up {
+		flush_interval -1
+	}
+}
 
 http://:$p_burst {
 	bind 127.0.0.1
@@ -222,9 +232,12 @@ log "streaming: chunk relay latency and events/s"
 start stream "$bin/caddy" run --adapter caddyfile --config "$work/stream.caddyfile"
 wait_port "$p_relay" stream
 wait_port "$p_burst" stream
+wait_port "$p_sproxy" stream
 measure relay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a2a "http://127.0.0.1:$p_relay/a2a" \
-	-chunks 500 -d "$relay_d" -rounds "$relay_rounds"
+	-proxy "http://127.0.0.1:$p_sproxy/ndjson/500/2ms" \
+	-chunks 500 -d "$relay_d"
 measure events -direct "http://127.0.0.1:$p_up/ndjson/5000/0s" -a2a "http://127.0.0.1:$p_burst/a2a" \
+	-proxy "http://127.0.0.1:$p_sproxy/ndjson/5000/0s" \
 	-chunks 5000 -d "$events_d"
 stop "$pid_stream"
 
