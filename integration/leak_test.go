@@ -166,10 +166,22 @@ func TestNoLeakAbortedClients(t *testing.T) {
 // or hang past the upstream timeout fail their tasks (streams and a
 // message reply see the end) and leave nothing of the module running.
 func TestNoLeakAbortedUpstreams(t *testing.T) {
+	// The task agent fails only once the test has its subscriber attached
+	// (release): a subscribe that came after the failure would rightly get
+	// -32004 for a terminal task. Message replies have no subscriber and go
+	// straight on.
+	release := make(chan struct{}, 1)
 	a := newAgent(t, func(w http.ResponseWriter, r *http.Request, c agentCall) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		io.WriteString(w, `{"text":"partial"}`+"\n")
 		w.(http.Flusher).Flush()
+		if r.URL.Query().Get("reply") == "" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if c.inputText() == "hang" {
 			<-r.Context().Done()
 			return
@@ -180,11 +192,11 @@ func TestNoLeakAbortedUpstreams(t *testing.T) {
 http://:9080 {
 	a2a {
 		upstream {{.Agent}} {
-			timeout 300ms
+			timeout 1s
 		}`+skillBlock+`
 	}
 	a2a {
-		upstream {{.Agent}} {
+		upstream {{.Agent}}?reply=1 {
 			timeout 300ms
 		}
 		rpc_path /reply
@@ -199,6 +211,10 @@ http://:9080 {
 		own := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10(input, "", "")})
 		id := openingTaskID(t, own)
 		sub := openStream(t, url, "1.0", "SubscribeToTask", map[string]any{"id": id})
+		if f, _ := sub.next(t); !strings.HasPrefix(describe(t, f), "task:") {
+			t.Fatalf("subscribe opened with %s", f.Data)
+		}
+		release <- struct{}{}
 		readUntil(t, own, "status:TASK_STATE_FAILED")
 		readUntil(t, sub, "status:TASK_STATE_FAILED")
 		own.ended(t)
