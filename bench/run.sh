@@ -5,6 +5,8 @@
 #   QUICK=1 bash bench/run.sh      smoke check, about 1 minute
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
+#   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
+#                                  idle rss profile (profile needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
 # a2a-go v2.4.0 echo server and the load generator (Go module bench/), installs
@@ -12,7 +14,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 16 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 18 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), KEEP=1 (keep the work dir with
 # the Caddyfiles and logs).
 set -euo pipefail
@@ -54,9 +56,9 @@ p_idle=$((port + 8))    # Caddy + a2a over an auth-required upstream (idle strea
 p_rss=$((port + 9))     # Caddy + a2a, default store bound (RSS across many sends)
 p_go2=$((port + 10))    # fresh a2a-go for the RSS run
 p_js2=$((port + 11))    # fresh a2a-js for the RSS run
-p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1
-p_idle_admin=$((port + 14)) # admin API of the idle-streams Caddy (forced GC, memstats)
-p_sproxy=$((port + 15)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
+p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1, reverse_proxy on p_prof+2
+p_idle_admin=$((port + 16)) # admin API of the idle-streams Caddy (forced GC, memstats)
+p_sproxy=$((port + 17)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
 
 pids=()
 cleanup() {
@@ -198,16 +200,12 @@ http://:$p_burst {
 }
 EOF
 
+# step NAME: whether to run that step (all of them unless ONLY lists some).
+step() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
 start up "$bin/upstream" -addr "127.0.0.1:$p_up"
-start ceiling "$bin/caddy" run --adapter caddyfile --config "$work/ceiling.caddyfile"
-start v10 "$bin/caddy" run --adapter caddyfile --config "$work/v10.caddyfile"
-start v03 "$bin/caddy" run --adapter caddyfile --config "$work/v03.caddyfile"
-start a2ago "$bin/a2ago" -addr "127.0.0.1:$p_go"
-start a2ajs node "$here/js/server.mjs" "127.0.0.1:$p_js"
-for pn in "$p_up up" "$p_ceiling ceiling" "$p_v10 v10" "$p_v03 v03" "$p_go a2ago" "$p_js a2ajs"; do
-	wait_port $pn
-done
+wait_port "$p_up" up
 
 {
 	echo "# caddy-a2a benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')${QUICK:+ (QUICK smoke run: numbers are not meaningful)}"
@@ -218,92 +216,128 @@ done
 	echo "- generator: bench/cmd/loadgen, $conns keep-alive HTTP/1.1 connections per target, closed loop; every answer is checked"
 } | tee "$report"
 
-log "load: interleaved rounds"
-measure load -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
-	-t "name=ceiling (reverse_proxy),kind=ceiling,url=http://127.0.0.1:$p_ceiling/echo,pid=$pid_ceiling,up=$pid_up" \
-	-t "name=caddy-a2a v1.0 SendMessage,kind=v1.0,url=http://127.0.0.1:$p_v10/a2a,pid=$pid_v10,up=$pid_up" \
-	-t "name=caddy-a2a v0.3 message/send,kind=v0.3,url=http://127.0.0.1:$p_v03/a2a,pid=$pid_v03,up=$pid_up" \
-	-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go/a2a,pid=$pid_a2ago" \
-	-t "name=a2a-js 1.3.0 (express 5),kind=v1.0,url=http://127.0.0.1:$p_js/a2a,pid=$pid_a2ajs" \
-	-ceiling "ceiling (reverse_proxy)"
-stop "$pid_ceiling" "$pid_v10" "$pid_v03" "$pid_a2ago" "$pid_a2ajs"
-
-log "streaming: chunk relay latency and events/s"
-start stream "$bin/caddy" run --adapter caddyfile --config "$work/stream.caddyfile"
-wait_port "$p_relay" stream
-wait_port "$p_burst" stream
-wait_port "$p_sproxy" stream
-measure relay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a2a "http://127.0.0.1:$p_relay/a2a" \
-	-proxy "http://127.0.0.1:$p_sproxy/ndjson/500/2ms" \
-	-chunks 500 -d "$relay_d"
-measure events -direct "http://127.0.0.1:$p_up/ndjson/5000/0s" -a2a "http://127.0.0.1:$p_burst/a2a" \
-	-proxy "http://127.0.0.1:$p_sproxy/ndjson/5000/0s" \
-	-chunks 5000 -d "$events_d"
-stop "$pid_stream"
-
-log "streaming: idle SSE streams"
-start idle "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
-wait_port "$p_idle" idle
-idle_prof=()
-if [ -n "${PROFILE:-}" ]; then
-	mkdir -p "$here/out/idle-$stamp"
-	idle_prof=(-profiles "$here/out/idle-$stamp")
+if step load; then
+	log "load: interleaved rounds"
+	start ceiling "$bin/caddy" run --adapter caddyfile --config "$work/ceiling.caddyfile"
+	start v10 "$bin/caddy" run --adapter caddyfile --config "$work/v10.caddyfile"
+	start v03 "$bin/caddy" run --adapter caddyfile --config "$work/v03.caddyfile"
+	start a2ago "$bin/a2ago" -addr "127.0.0.1:$p_go"
+	start a2ajs node "$here/js/server.mjs" "127.0.0.1:$p_js"
+	for pn in "$p_ceiling ceiling" "$p_v10 v10" "$p_v03 v03" "$p_go a2ago" "$p_js a2ajs"; do
+		wait_port $pn
+	done
+	measure load -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+		-t "name=ceiling (reverse_proxy),kind=ceiling,url=http://127.0.0.1:$p_ceiling/echo,pid=$pid_ceiling,up=$pid_up" \
+		-t "name=caddy-a2a v1.0 SendMessage,kind=v1.0,url=http://127.0.0.1:$p_v10/a2a,pid=$pid_v10,up=$pid_up" \
+		-t "name=caddy-a2a v0.3 message/send,kind=v0.3,url=http://127.0.0.1:$p_v03/a2a,pid=$pid_v03,up=$pid_up" \
+		-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go/a2a,pid=$pid_a2ago" \
+		-t "name=a2a-js 1.3.0 (express 5),kind=v1.0,url=http://127.0.0.1:$p_js/a2a,pid=$pid_a2ajs" \
+		-ceiling "ceiling (reverse_proxy)"
+	stop "$pid_ceiling" "$pid_v10" "$pid_v03" "$pid_a2ago" "$pid_a2ajs"
 fi
-measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" -settle "$settle" \
-	-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}"
-stop "$pid_idle"
 
-log "memory: RSS across many sends (fresh processes)"
-start rss "$bin/caddy" run --adapter caddyfile --config "$work/rss.caddyfile"
-start a2ago2 "$bin/a2ago" -addr "127.0.0.1:$p_go2"
-start a2ajs2 node "$here/js/server.mjs" "127.0.0.1:$p_js2"
-for pn in "$p_rss rss" "$p_go2 a2ago2" "$p_js2 a2ajs2"; do
-	wait_port $pn
-done
-measure sends -c "$conns" \
-	-t "name=caddy-a2a (default max_tasks 10000),kind=v1.0,url=http://127.0.0.1:$p_rss/a2a,pid=$pid_rss,n=$sends_a2a" \
-	-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go2/a2a,pid=$pid_a2ago2,n=$sends_sdk" \
-	-t "name=a2a-js 1.3.0,kind=v1.0,url=http://127.0.0.1:$p_js2/a2a,pid=$pid_a2ajs2,n=$sends_sdk"
-stop "$pid_rss" "$pid_a2ago2" "$pid_a2ajs2"
+if step stream; then
+	log "streaming: chunk relay latency and events/s"
+	start stream "$bin/caddy" run --adapter caddyfile --config "$work/stream.caddyfile"
+	wait_port "$p_relay" stream
+	wait_port "$p_burst" stream
+	wait_port "$p_sproxy" stream
+	measure relay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a2a "http://127.0.0.1:$p_relay/a2a" \
+		-proxy "http://127.0.0.1:$p_sproxy/ndjson/500/2ms" \
+		-chunks 500 -d "$relay_d"
+	measure events -direct "http://127.0.0.1:$p_up/ndjson/5000/0s" -a2a "http://127.0.0.1:$p_burst/a2a" \
+		-proxy "http://127.0.0.1:$p_sproxy/ndjson/5000/0s" \
+		-chunks 5000 -d "$events_d"
+	stop "$pid_stream"
+fi
 
-if [ -n "${PROFILE:-}" ]; then
-	log "profile: the module under load (admin pprof)"
+if step idle; then
+	log "streaming: idle SSE streams"
+	start idle "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
+	wait_port "$p_idle" idle
+	idle_prof=()
+	if [ -n "${PROFILE:-}" ]; then
+		mkdir -p "$here/out/idle-$stamp"
+		idle_prof=(-profiles "$here/out/idle-$stamp")
+	fi
+	measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" -settle "$settle" \
+		-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}"
+	stop "$pid_idle"
+fi
+
+if step rss; then
+	log "memory: RSS across many sends (fresh processes)"
+	start rss "$bin/caddy" run --adapter caddyfile --config "$work/rss.caddyfile"
+	start a2ago2 "$bin/a2ago" -addr "127.0.0.1:$p_go2"
+	start a2ajs2 node "$here/js/server.mjs" "127.0.0.1:$p_js2"
+	for pn in "$p_rss rss" "$p_go2 a2ago2" "$p_js2 a2ajs2"; do
+		wait_port $pn
+	done
+	measure sends -c "$conns" \
+		-t "name=caddy-a2a (default max_tasks 10000),kind=v1.0,url=http://127.0.0.1:$p_rss/a2a,pid=$pid_rss,n=$sends_a2a" \
+		-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go2/a2a,pid=$pid_a2ago2,n=$sends_sdk" \
+		-t "name=a2a-js 1.3.0,kind=v1.0,url=http://127.0.0.1:$p_js2/a2a,pid=$pid_a2ajs2,n=$sends_sdk"
+	stop "$pid_rss" "$pid_a2ago2" "$pid_a2ajs2"
+fi
+
+if [ -n "${PROFILE:-}" ] && step profile; then
+	log "profile: the module and the ceiling under load (admin pprof)"
 	caddyfile prof "$p_prof" /echo "" "admin 127.0.0.1:$((p_prof + 1))"
+	cat >>"$work/prof.caddyfile" <<EOF
+
+http://:$((p_prof + 2)) {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_up
+}
+EOF
 	start prof "$bin/caddy" run --adapter caddyfile --config "$work/prof.caddyfile"
 	wait_port "$p_prof" prof
+	wait_port $((p_prof + 2)) prof
 	admin=http://127.0.0.1:$((p_prof + 1))
-	"$bin/loadgen" load -c "$conns" -d 14s -warmup 1s -rounds 1 \
-		-t "name=profiled caddy-a2a v1.0,kind=v1.0,url=http://127.0.0.1:$p_prof/a2a,pid=$pid_prof,up=$pid_up" \
-		>"$work/prof.out" 2>"$work/prof.err" &
-	gen=$!
-	sleep 2
-	# The allocation profile is cumulative: two snapshots around the CPU
-	# profile's window give the allocations of that window alone.
-	curl -sf -o "$work/allocs0.pprof" "$admin/debug/pprof/allocs"
-	curl -sf -o "$here/out/cpu-$stamp.pprof" "$admin/debug/pprof/profile?seconds=10"
-	curl -sf -o "$here/out/allocs-$stamp.pprof" "$admin/debug/pprof/allocs"
-	wait "$gen" || failed=1
-	rps=$(awk '/^round/ {for (i = 1; i < NF; i++) if ($(i + 1) == "req/s") print $i}' "$work/prof.err" | head -1)
-	window=$(go tool pprof -top -sample_index=alloc_objects -nodecount=1 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null |
-		awk '/^Showing nodes/ {gsub(",", "", $8); print $8}')
-	window_b=$(go tool pprof -top -sample_index=alloc_space -unit=B -nodecount=1 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null |
-		awk '/^Showing nodes/ {gsub("[,B]", "", $8); print $8}')
+
+	# profile TAG TARGET: load TARGET for 14 s and profile a 10 s window of
+	# it into bench/out/{cpu,allocs}-TAG-<stamp>.pprof; sets rps and the
+	# allocations (per_req) and KB (kb_req) per request of the window.
+	profile() {
+		"$bin/loadgen" load -c "$conns" -d 14s -warmup 1s -rounds 1 -t "$2" >"$work/prof-$1.out" 2>"$work/prof-$1.err" &
+		local gen=$!
+		sleep 2
+		# The allocation profile is cumulative: two snapshots around the
+		# CPU profile's window give the allocations of that window alone.
+		curl -sf -o "$work/allocs0-$1.pprof" "$admin/debug/pprof/allocs"
+		curl -sf -o "$here/out/cpu-$1-$stamp.pprof" "$admin/debug/pprof/profile?seconds=10"
+		curl -sf -o "$here/out/allocs-$1-$stamp.pprof" "$admin/debug/pprof/allocs"
+		wait "$gen" || failed=1
+		rps=$(awk '/^round/ {for (i = 1; i < NF; i++) if ($(i + 1) == "req/s") print $i}' "$work/prof-$1.err" | head -1)
+		local objs bytes
+		objs=$(go tool pprof -top -sample_index=alloc_objects -nodecount=1 -base "$work/allocs0-$1.pprof" "$bin/caddy" "$here/out/allocs-$1-$stamp.pprof" 2>/dev/null |
+			awk '/^Showing nodes/ {gsub(",", "", $8); print $8}')
+		bytes=$(go tool pprof -top -sample_index=alloc_space -unit=B -nodecount=1 -base "$work/allocs0-$1.pprof" "$bin/caddy" "$here/out/allocs-$1-$stamp.pprof" 2>/dev/null |
+			awk '/^Showing nodes/ {gsub("[,B]", "", $8); print $8}')
+		per_req=$((objs / (rps * 10)))
+		kb_req=$((bytes / (rps * 10) / 1024))
+	}
+	profile ceiling "name=profiled ceiling,kind=ceiling,url=http://127.0.0.1:$((p_prof + 2))/echo,pid=$pid_prof,up=$pid_up"
+	ceiling_line="ceiling (reverse_proxy, same process, just before): $rps req/s, ≈ $per_req allocations and ≈ $kb_req KB per request"
+	profile a2a "name=profiled caddy-a2a v1.0,kind=v1.0,url=http://127.0.0.1:$p_prof/a2a,pid=$pid_prof,up=$pid_up"
 	{
+		echo
 		echo "### Profile of caddy-a2a v1.0 under load ($rps req/s, $conns connections)"
 		echo
-		echo "Whole Caddy process over a 10 s window: ≈ $((window / (rps * 10))) allocations and ≈ $((window_b / (rps * 10) / 1024)) KB per request."
-		echo "Profiles: bench/out/cpu-$stamp.pprof, bench/out/allocs-$stamp.pprof (go tool pprof <caddy binary> <file>)."
+		echo "Whole Caddy process over a 10 s window: ≈ $per_req allocations and ≈ $kb_req KB per request;"
+		echo "$ceiling_line."
+		echo "Profiles: bench/out/{cpu,allocs}-{a2a,ceiling}-$stamp.pprof (go tool pprof <file>)."
 		echo
 		echo "CPU, top by cumulative:"
 		echo
 		echo '```'
-		go tool pprof -top -cum -nodecount=45 "$bin/caddy" "$here/out/cpu-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
+		go tool pprof -top -cum -nodecount=45 "$bin/caddy" "$here/out/cpu-a2a-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
 		echo '```'
 		echo
 		echo "Allocations in the window (objects), top by flat:"
 		echo
 		echo '```'
-		go tool pprof -top -sample_index=alloc_objects -nodecount=25 -base "$work/allocs0.pprof" "$bin/caddy" "$here/out/allocs-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
+		go tool pprof -top -sample_index=alloc_objects -nodecount=25 -base "$work/allocs0-a2a.pprof" "$bin/caddy" "$here/out/allocs-a2a-$stamp.pprof" 2>/dev/null | sed -n '/flat%/,$p'
 		echo '```'
 		echo
 	} | tee -a "$report"
