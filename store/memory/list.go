@@ -39,13 +39,26 @@ func (x *ownerIndex) insert(e *entry) {
 	x.items[i] = e
 }
 
+// remove deletes e, shifting whichever side of it is shorter: eviction
+// takes the oldest task (the front) and an update re-sorts a recent one
+// (near the back), so both cost O(1) instead of copying the whole index.
+// Reslicing past the front leaves spare capacity there, which the next
+// growing append drops.
 func (x *ownerIndex) remove(e *entry) {
 	i := x.search(e.ixTS, e.id)
-	if i < len(x.items) && x.items[i] == e {
-		copy(x.items[i:], x.items[i+1:])
-		x.items[len(x.items)-1] = nil
-		x.items = x.items[:len(x.items)-1]
+	n := len(x.items)
+	if i >= n || x.items[i] != e {
+		return
 	}
+	if i < n/2 {
+		copy(x.items[1:i+1], x.items[:i])
+		x.items[0] = nil
+		x.items = x.items[1:]
+		return
+	}
+	copy(x.items[i:], x.items[i+1:])
+	x.items[n-1] = nil
+	x.items = x.items[:n-1]
 }
 
 // move re-sorts e under its new timestamp.
