@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,6 +112,10 @@ type run struct {
 	// mainClosed: the main artifact came whole (a plain answer), with
 	// lastChunk already set, so finish sends no closing chunk.
 	mainClosed bool
+	// text holds the main artifact's last part while it is merged text
+	// (textOpen), so each chunk appends in O(chunk).
+	text     strings.Builder
+	textOpen bool
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -225,6 +230,22 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 // the chunk. whole says the parts are the entire artifact: the update is
 // then also its last chunk, and no closer follows.
 func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
+	// The merged text grows in ru.text, outside commit (which may run its
+	// mutation again after a conflict): appending a chunk costs the chunk,
+	// where `Text += chunk` copied the whole answer so far on every chunk.
+	// A Builder never rewrites bytes it handed out, so earlier snapshots
+	// keep their text.
+	var merged string
+	extend := mergeText && ru.textOpen
+	if mergeText {
+		if !ru.textOpen {
+			ru.text.Reset()
+		}
+		for _, p := range parts {
+			ru.text.WriteString(p.Text)
+		}
+		merged = ru.text.String()
+	}
 	err := ru.commit(func(t *protocol.Task) []protocol.Event {
 		i := artifactIndex(t, ru.mainID)
 		if i < 0 {
@@ -232,12 +253,13 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 			i = len(t.Artifacts) - 1
 		}
 		a := &t.Artifacts[i]
-		for _, p := range parts {
-			if n := len(a.Parts); mergeText && n > 0 && plainText(&a.Parts[n-1]) {
-				a.Parts[n-1].Text += p.Text
-				continue
-			}
-			a.Parts = append(a.Parts, p)
+		switch n := len(a.Parts); {
+		case !mergeText:
+			a.Parts = append(a.Parts, parts...)
+		case extend && n > 0 && plainText(&a.Parts[n-1]):
+			a.Parts[n-1].Text = merged
+		default:
+			a.Parts = append(a.Parts, protocol.Part{Kind: protocol.PartText, Text: merged})
 		}
 		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
 			TaskID:    t.ID,
@@ -250,6 +272,13 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 	if err == nil {
 		ru.chunks++
 		ru.mainClosed = ru.mainClosed || whole
+		ru.textOpen = mergeText
+		if last := &parts[len(parts)-1]; !mergeText && plainText(last) {
+			// Text that follows extends this plain text part, as before.
+			ru.text.Reset()
+			ru.text.WriteString(last.Text)
+			ru.textOpen = true
+		}
 	}
 	return err
 }

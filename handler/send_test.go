@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -310,4 +311,22 @@ func TestSendBlockingClientGone(t *testing.T) {
 		rec, err := h.store.Get(context.Background(), "", run.req.TaskID)
 		return err == nil && rec.Task.Status.State == protocol.StateCompleted
 	})
+}
+
+// TestSnapshotMergesTextAroundParts: text chunks merge into one text part
+// until a data part comes; text after it starts (or, after a plain text
+// part, extends) the next text part, and the snapshot keeps the order.
+func TestSnapshotMergesTextAroundParts(t *testing.T) {
+	data := step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartData, Data: []byte(`{"n":1}`)}}}}
+	plain := step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "C"}}}}
+	h := newHarness(t, scriptAgent(text("a"), text("b"), data, text("x"), text("y"), plain, text("D")))
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m-1", "", "")})
+	task := at(t, resp, "result", "task")
+	if str(t, task, "artifacts", 0, "parts", 0, "text") != "ab" ||
+		fmt.Sprint(at(t, task, "artifacts", 0, "parts", 1, "data", "n")) != "1" ||
+		str(t, task, "artifacts", 0, "parts", 2, "text") != "xy" ||
+		str(t, task, "artifacts", 0, "parts", 3, "text") != "CD" ||
+		has(task, "artifacts", 0, "parts", 4) {
+		t.Fatalf("artifact parts %v", at(t, task, "artifacts", 0, "parts"))
+	}
 }
