@@ -74,11 +74,8 @@ func (h *Handler) applyDefaults() error {
 	if err := h.Store.applyDefaults(); err != nil {
 		return err
 	}
-	if h.MaxRequestBody == 0 {
-		h.MaxRequestBody = DefaultMaxRequestBody
-	}
-	if h.MaxRequestBody < 0 {
-		return errors.New("max_request_body must be positive")
+	if err := defaulted(&h.MaxRequestBody, DefaultMaxRequestBody, "max_request_body must be positive"); err != nil {
+		return err
 	}
 	if err := h.Limits.check(); err != nil {
 		return err
@@ -97,17 +94,11 @@ func (h *Handler) applyDefaults() error {
 		on := true
 		h.Streaming = &on
 	}
-	if h.Heartbeat == 0 {
-		h.Heartbeat = caddy.Duration(DefaultHeartbeat)
+	if err := defaulted(&h.Heartbeat, caddy.Duration(DefaultHeartbeat), "heartbeat must be positive"); err != nil {
+		return err
 	}
-	if h.Heartbeat < 0 {
-		return errors.New("heartbeat must be positive")
-	}
-	if h.CardMaxAge == 0 {
-		h.CardMaxAge = caddy.Duration(DefaultCardMaxAge)
-	}
-	if h.CardMaxAge < 0 {
-		return errors.New("card_max_age must not be negative")
+	if err := defaulted(&h.CardMaxAge, caddy.Duration(DefaultCardMaxAge), "card_max_age must not be negative"); err != nil {
+		return err
 	}
 	return h.Upstream.applyDefaults()
 }
@@ -176,3 +167,16 @@ func orDefault(v, def []string) []string {
 // durationString renders d the way a Caddyfile would write it, for store
 // keys and messages.
 func durationString(d caddy.Duration) string { return time.Duration(d).String() }
+
+// defaulted applies the rule every count, size and duration setting of the
+// handler follows: unset (zero) takes the default, a negative value is
+// refused with msg.
+func defaulted[T ~int | ~int64](v *T, def T, msg string) error {
+	if *v == 0 {
+		*v = def
+	}
+	if *v < 0 {
+		return errors.New(msg)
+	}
+	return nil
+}

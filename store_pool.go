@@ -46,25 +46,13 @@ func (s *Store) applyDefaults() error {
 	if s.Type != "memory" {
 		return fmt.Errorf("store: unknown type %q (only memory is available)", s.Type)
 	}
-	if s.MaxTasks == 0 {
-		s.MaxTasks = DefaultMaxTasks
+	if err := defaulted(&s.MaxTasks, DefaultMaxTasks, "store: max_tasks must be positive"); err != nil {
+		return err
 	}
-	if s.MaxTasks < 0 {
-		return errors.New("store: max_tasks must be positive")
+	if err := defaulted(&s.TTL, caddy.Duration(DefaultTTL), "store: ttl must be positive"); err != nil {
+		return err
 	}
-	if s.TTL == 0 {
-		s.TTL = caddy.Duration(DefaultTTL)
-	}
-	if s.TTL < 0 {
-		return errors.New("store: ttl must be positive")
-	}
-	if s.IdleTTL == 0 {
-		s.IdleTTL = caddy.Duration(DefaultIdleTTL)
-	}
-	if s.IdleTTL < 0 {
-		return errors.New("store: idle_ttl must be positive")
-	}
-	return nil
+	return defaulted(&s.IdleTTL, caddy.Duration(DefaultIdleTTL), "store: idle_ttl must be positive")
 }
 
 // backends holds the store and runner of every mount across config

@@ -2,7 +2,6 @@ package caddya2a
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -78,11 +77,8 @@ func isTokenChar(r rune) bool {
 }
 
 func (u *Upstream) applyDefaults() error {
-	if u.Timeout == 0 {
-		u.Timeout = caddy.Duration(DefaultTimeout)
-	}
-	if u.Timeout < 0 {
-		return errors.New("upstream timeout must be positive")
+	if err := defaulted(&u.Timeout, caddy.Duration(DefaultTimeout), "upstream timeout must be positive"); err != nil {
+		return err
 	}
 	for name := range u.HeaderUp {
 		if err := checkHeaderUp(name); err != nil {
