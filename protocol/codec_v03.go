@@ -88,16 +88,7 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	}
 	var kind string
 	var text, file, data []byte
-	it := newObjIter(v)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
-		var e *Error
+	if e := eachMember(v, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "kind":
 			kind, e = readString(val, field, "kind")
@@ -110,9 +101,9 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 		case "metadata":
 			p.Metadata, e = d.readMetadata(val, field, "metadata")
 		}
-		if e != nil {
-			return p, e
-		}
+		return e
+	}); e != nil {
+		return p, e
 	}
 	if kind == "" {
 		switch {
@@ -158,16 +149,7 @@ func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 		return invalidField(field, "must be an object")
 	}
 	var hasBytes, hasURI bool
-	it := newObjIter(v)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
-		var e *Error
+	if e := eachMember(v, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "bytes":
 			hasBytes = true
@@ -182,9 +164,9 @@ func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 		case "mimeType", "mime_type":
 			p.MediaType, e = readString(val, field, "mimeType")
 		}
-		if e != nil {
-			return e
-		}
+		return e
+	}); e != nil {
+		return e
 	}
 	switch {
 	case hasBytes && hasURI:

@@ -79,16 +79,7 @@ func decodePartV10(d *dialect, v []byte, field string) (Part, *Error) {
 		return p, invalidField(field, "must be an object")
 	}
 	members := 0
-	it := newObjIter(v)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
-		var e *Error
+	if e := eachMember(v, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "text":
 			members++
@@ -115,9 +106,9 @@ func decodePartV10(d *dialect, v []byte, field string) (Part, *Error) {
 		case "mediaType", "media_type":
 			p.MediaType, e = readString(val, field, "mediaType")
 		}
-		if e != nil {
-			return p, e
-		}
+		return e
+	}); e != nil {
+		return p, e
 	}
 	switch {
 	case members == 0:

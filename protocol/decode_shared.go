@@ -13,16 +13,7 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 	if kindOf(v) != kindObject {
 		return m, invalidField(field, "must be an object")
 	}
-	it := newObjIter(v)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
-		var e *Error
+	if e := eachMember(v, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "messageId", "message_id":
 			m.ID, e = readString(val, field, "messageId")
@@ -51,9 +42,9 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 				}
 			}
 		}
-		if e != nil {
-			return m, e
-		}
+		return e
+	}); e != nil {
+		return m, e
 	}
 	return m, nil
 }
@@ -116,15 +107,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 	}
 	sp := &SendParams{Blocking: true}
 	var hasMessage bool
-	it := newObjIter(p)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
+	if e := eachMember(p, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "message":
 			sp.Message, e = decodeMessage(d, val, "message")
@@ -136,9 +119,9 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 		case "tenant":
 			sp.Tenant, e = readString(val, "", "tenant")
 		}
-		if e != nil {
-			return nil, e
-		}
+		return e
+	}); e != nil {
+		return nil, e
 	}
 	if !hasMessage {
 		return nil, invalidField("message", "is required")
@@ -157,16 +140,7 @@ func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 	if kindOf(v) != kindObject {
 		return invalidField(field, "must be an object")
 	}
-	it := newObjIter(v)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
-		var e *Error
+	if e := eachMember(v, func(key, val []byte) (e *Error) {
 		switch k := string(key); k {
 		case "acceptedOutputModes", "accepted_output_modes":
 			sp.AcceptedOutputModes, e = readStrings(val, field, "acceptedOutputModes")
@@ -185,9 +159,9 @@ func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 				sp.Push, e = readObject(val, field, d.pushKey[0])
 			}
 		}
-		if e != nil {
-			return e
-		}
+		return e
+	}); e != nil {
+		return e
 	}
 	return nil
 }
@@ -199,15 +173,7 @@ func decodeGetTask(d *dialect, params []byte) (*GetTaskParams, *Error) {
 		return nil, e
 	}
 	gp := &GetTaskParams{}
-	it := newObjIter(p)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
+	if e := eachMember(p, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "id":
 			gp.ID, e = readString(val, "", "id")
@@ -216,9 +182,9 @@ func decodeGetTask(d *dialect, params []byte) (*GetTaskParams, *Error) {
 		case "tenant":
 			gp.Tenant, e = readString(val, "", "tenant")
 		}
-		if e != nil {
-			return nil, e
-		}
+		return e
+	}); e != nil {
+		return nil, e
 	}
 	if gp.ID == "" {
 		return nil, invalidField("id", "is required")
@@ -233,15 +199,7 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 		return nil, e
 	}
 	tp := &TaskIDParams{}
-	it := newObjIter(p)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
+	if e := eachMember(p, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "id":
 			tp.ID, e = readString(val, "", "id")
@@ -250,9 +208,9 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 		case "tenant":
 			tp.Tenant, e = readString(val, "", "tenant")
 		}
-		if e != nil {
-			return nil, e
-		}
+		return e
+	}); e != nil {
+		return nil, e
 	}
 	if tp.ID == "" {
 		return nil, invalidField("id", "is required")
@@ -275,15 +233,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 		return nil, e
 	}
 	lp := &ListTasksParams{PageSize: DefaultPageSize}
-	it := newObjIter(p)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			break
-		}
-		if isNull(val) {
-			continue
-		}
+	if e := eachMember(p, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "tenant":
 			lp.Tenant, e = readString(val, "", "tenant")
@@ -317,9 +267,9 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 		case "includeArtifacts", "include_artifacts":
 			lp.IncludeArtifacts, e = readBool(val, "", "includeArtifacts")
 		}
-		if e != nil {
-			return nil, e
-		}
+		return e
+	}); e != nil {
+		return nil, e
 	}
 	return lp, nil
 }

@@ -281,3 +281,22 @@ func unquoteSlow(q []byte) (string, bool) {
 	}
 	return out, true
 }
+
+// eachMember calls fn for every member of the object obj whose value is not
+// null (ProtoJSON and 0.3 alike treat null as absent), in order, and stops
+// at fn's first error. Every decoder walks its objects this one way.
+func eachMember(obj []byte, fn func(key, val []byte) *Error) *Error {
+	it := newObjIter(obj)
+	for {
+		key, val, ok := it.next()
+		if !ok {
+			return nil
+		}
+		if isNull(val) {
+			continue
+		}
+		if e := fn(key, val); e != nil {
+			return e
+		}
+	}
+}
