@@ -6,10 +6,10 @@
 package caddya2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -236,7 +236,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Extensions:   protocolExtensions(h.Extensions),
 		Reply:        h.replyMode(),
 		Heartbeat:    time.Duration(h.Heartbeat),
-		Done:         unloaded(ctx),
+		Unload:       unloaded(ctx),
 		Logger:       h.logger,
 	})
 	if err != nil {
@@ -284,29 +284,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return next.ServeHTTP(w, r)
 }
 
-// unloaded returns a channel closed when this config is unloaded or its
-// HTTP server begins to shut down, whichever is first. The config's
+// unloaded returns a context that ends when this config is unloaded or
+// its HTTP server begins to shut down, whichever is first. The config's
 // context alone is not enough: Caddy stops the servers before it cancels
 // that context, and on exit it waits for open requests first, so an open
 // SSE stream or a blocking send would hold up `caddy stop` forever. The
-// server's shutdown hook ends them at the start of the stop instead.
-func unloaded(ctx caddy.Context) <-chan struct{} {
-	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	if !ok || srv == nil {
-		return ctx.Done()
+// server's shutdown hook ends them at the start of the stop instead. Both
+// ways are plain cancellations, so streams watch it without a goroutine.
+func unloaded(ctx caddy.Context) context.Context {
+	onShutdown := func(func()) {} // no server: the config's context alone
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil {
+		onShutdown = srv.RegisterOnShutdown
 	}
-	stopping := make(chan struct{})
-	var once sync.Once
-	srv.RegisterOnShutdown(func() { once.Do(func() { close(stopping) }) })
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-stopping:
-		}
-		close(done)
-	}()
-	return done
+	uctx, cancel := context.WithCancel(ctx)
+	onShutdown(cancel)
+	return uctx
 }
 
 // replyMode is Reply (after applyDefaults) as the handler's option.

@@ -123,9 +123,9 @@ type Options struct {
 	Reply ReplyMode
 	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
 	Heartbeat time.Duration
-	// Done is closed when the owning config is unloaded: open streams end
-	// cleanly while runs go on.
-	Done   <-chan struct{}
+	// Unload ends when the owning config is unloaded: open streams and
+	// blocking waits end cleanly while runs go on. nil: never.
+	Unload context.Context
 	Logger *zap.Logger
 }
 
@@ -138,6 +138,9 @@ type Endpoint struct {
 	// codecs[v] is the codec of version v, enforcing Options.Limits.
 	codecs [protocol.V10 + 1]protocol.Codec
 	ext    extensions
+	// unloaded is Options.Unload's Done channel (nil, never ready, if
+	// there is none).
+	unloaded <-chan struct{}
 }
 
 // Defaults applied by NewEndpoint.
@@ -190,6 +193,9 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e := &Endpoint{opts: o, log: o.Logger, ext: ext}
+	if o.Unload != nil {
+		e.unloaded = o.Unload.Done()
+	}
 	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
 		e.codecs[v] = protocol.NewCodec(v, o.Limits)
 	}

@@ -141,8 +141,9 @@ type harness struct {
 	runner *Runner
 	ep     *Endpoint
 	srv    *httptest.Server
-	done   chan struct{}
-	doneMu sync.Once
+	// unload ends the endpoint's config (Options.Unload).
+	unload    context.Context
+	closeDone context.CancelFunc
 }
 
 // ownerHeader carries the test caller's identity to the handler.
@@ -150,7 +151,8 @@ const ownerHeader = "X-Test-Owner"
 
 func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, store: memory.New(memory.Options{}), done: make(chan struct{})}
+	h := &harness{t: t, store: memory.New(memory.Options{})}
+	h.unload, h.closeDone = context.WithCancel(context.Background())
 	logger := zaptest.NewLogger(t)
 	h.runner = NewRunner(logger)
 	o := Options{
@@ -158,7 +160,7 @@ func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*Options)) *har
 		Agent:     agent,
 		Runner:    h.runner,
 		Streaming: true,
-		Done:      h.done,
+		Unload:    h.unload,
 		Logger:    logger,
 	}
 	for _, m := range mods {
@@ -184,8 +186,6 @@ func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*Options)) *har
 	})
 	return h
 }
-
-func (h *harness) closeDone() { h.doneMu.Do(func() { close(h.done) }) }
 
 // req is one JSON-RPC call of a test.
 type req struct {

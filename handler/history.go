@@ -2,14 +2,17 @@ package handler
 
 import "github.com/caddy-a2a/caddy-a2a/protocol"
 
-// applyHistoryLength trims t's history for a reply: nil keeps everything
-// the server stores, 0 drops it (1.0 omits the member), N keeps the N most
-// recent messages.
-func applyHistoryLength(t *protocol.Task, n *int) {
-	if n == nil {
-		return
+// withHistoryLength returns t as a reply shows it: nil n keeps every
+// message the server stores, 0 drops them (1.0 omits the member), N keeps
+// the N most recent. Tasks from the store are shared and read-only (see
+// store.Store), so a trimmed task is a copy.
+func withHistoryLength(t *protocol.Task, n *int) *protocol.Task {
+	if n == nil || len(t.History) == 0 || (*n > 0 && len(t.History) <= *n) {
+		return t
 	}
-	keepLast(&t.History, *n)
+	c := *t
+	keepLast(&c.History, *n)
+	return &c
 }
 
 // keepLast cuts h to its last n messages (n <= 0 empties it).
@@ -19,8 +22,8 @@ func keepLast(h *[]protocol.Message, n int) {
 		return
 	}
 	if len(*h) > n {
-		// Copy down so the dropped messages are not kept alive by the
-		// backing array of a snapshot that may live long in a store.
+		// A new array: the old one may be shared with stored snapshots,
+		// and the dropped messages should not be kept alive by it.
 		*h = append((*h)[:0:0], (*h)[len(*h)-n:]...)
 	}
 }

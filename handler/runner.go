@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,9 +122,29 @@ type run struct {
 	failing bool
 	// closing ends when the runner closes (the run's base context).
 	closing <-chan struct{}
+
+	// settled is closed once the run has written a settling state
+	// (terminal or interrupted), with final set to that snapshot first, or
+	// when the run ends without writing one (final stays nil). A blocking
+	// send waits on it.
+	settled     chan struct{}
+	final       *protocol.Task
+	settledDone bool
+}
+
+// settle closes settled once, after setting final to t (nil: the run ends
+// without having settled the task itself).
+func (ru *run) settle(t *protocol.Task) {
+	if ru.settledDone {
+		return
+	}
+	ru.settledDone = true
+	ru.final = t
+	close(ru.settled)
 }
 
 func (ru *run) execute(base context.Context) {
+	defer ru.settle(nil)
 	ru.closing = base.Done()
 	ctx, cancel := context.WithCancel(base)
 	// A cancel signal (from this or another replica) aborts the upstream
@@ -247,16 +268,25 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 		merged = ru.text.String()
 	}
 	err := ru.commit(func(t *protocol.Task) []protocol.Event {
+		// t's slices are the stored snapshot's (commit): the artifact
+		// list is copied before an artifact in it changes, and a merged
+		// part is changed in a copied part list. Appending parts past the
+		// end of a stored list is safe without a copy: readers of a
+		// snapshot never look past its length, and only this run appends
+		// to its main artifact.
 		i := artifactIndex(t, ru.mainID)
 		if i < 0 {
-			t.Artifacts = append(t.Artifacts, protocol.Artifact{ID: ru.mainID})
+			t.Artifacts = append(slices.Clip(t.Artifacts), protocol.Artifact{ID: ru.mainID})
 			i = len(t.Artifacts) - 1
+		} else {
+			t.Artifacts = slices.Clone(t.Artifacts)
 		}
 		a := &t.Artifacts[i]
 		switch n := len(a.Parts); {
 		case !mergeText:
 			a.Parts = append(a.Parts, parts...)
 		case extend && n > 0 && plainText(&a.Parts[n-1]):
+			a.Parts = slices.Clone(a.Parts)
 			a.Parts[n-1].Text = merged
 		default:
 			a.Parts = append(a.Parts, protocol.Part{Kind: protocol.PartText, Text: merged})
@@ -290,7 +320,7 @@ func (ru *run) addArtifact(src *protocol.Artifact) error {
 	a.ID = uuid.NewString()
 	a.Parts = append([]protocol.Part(nil), src.Parts...)
 	return ru.commit(func(t *protocol.Task) []protocol.Event {
-		t.Artifacts = append(t.Artifacts, a)
+		t.Artifacts = append(slices.Clip(t.Artifacts), a)
 		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
 			TaskID:    t.ID,
 			ContextID: t.ContextID,
@@ -324,7 +354,7 @@ func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail st
 			}})
 		}
 		if msg != nil {
-			t.History = append(t.History, *msg)
+			t.History = append(slices.Clip(t.History), *msg)
 		}
 		return append(evs, ru.setStatus(t, state, msg))
 	})
@@ -379,7 +409,7 @@ func (ru *run) stopped(err error) {
 		// from what the store has.
 		if err = ru.reread(); err == nil {
 			err = ru.commit(func(t *protocol.Task) []protocol.Event {
-				t.History = append(t.History, *msg)
+				t.History = append(slices.Clip(t.History), *msg)
 				return []protocol.Event{ru.setStatus(t, protocol.StateFailed, msg)}
 			})
 		}
@@ -423,17 +453,21 @@ func (ru *run) agentMessage(parts []protocol.Part) *protocol.Message {
 // errStopped; otherwise mutate is applied again to the fresh snapshot.
 func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 	for {
-		// The store copies what it is given and hands out copies, so
-		// mutating the run's own snapshot in place is safe; after a failed
-		// write it is replaced by a re-read or the run ends.
-		t := ru.task
-		evs := mutate(t)
+		// The snapshot is shared with the store and its readers (see
+		// store.Store): mutate changes a copy of the Task struct and must
+		// replace, not write into, the slices it changes. Appends go
+		// through slices.Clip except where only this run ever appends.
+		t := *ru.task
+		evs := mutate(&t)
 		keepLast(&t.History, ru.maxHistory)
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		v, _, err := ru.st.Update(ctx, t.ID, ru.version, t, evs...)
+		v, _, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
 		if err == nil {
 			cancel()
-			ru.version = v
+			ru.task, ru.version = &t, v
+			if settles(t.Status.State) {
+				ru.settle(&t)
+			}
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {

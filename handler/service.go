@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,7 +139,10 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 		if err != nil {
 			return nil, storeError(e.log, "get task", id, err)
 		}
-		t := rec.Task
+		// The stored task is shared: change a copy, and give the history
+		// a new array (clipped) so two sends racing on one task never
+		// append into the same one.
+		t := *rec.Task
 		if p.Message.ContextID != "" && p.Message.ContextID != t.ContextID {
 			return nil, protocol.ErrInvalidParams("The contextId does not match the task's",
 				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
@@ -151,19 +155,19 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 		}
 		msg := p.Message
 		msg.ContextID = t.ContextID
-		earlier := append([]protocol.Message(nil), t.History...)
-		t.History = append(t.History, msg)
+		earlier := t.History
+		t.History = append(slices.Clip(t.History), msg)
 		keepLast(&t.History, e.opts.MaxHistory)
 		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
-		v, ids, err := e.opts.Store.Update(ctx, t.ID, rec.Version, t, ev)
+		v, ids, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, storeError(e.log, "continue task", id, err)
 		}
-		s := &started{task: t, run: e.newRun(c, t, v, &msg, earlier, p)}
+		s := &started{task: &t, run: e.newRun(c, &t, v, &msg, earlier, p)}
 		if len(ids) > 0 {
 			s.lastEventID = ids[len(ids)-1]
 		}
@@ -173,16 +177,14 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 }
 
 func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
-	// The run owns its own copy of the snapshot: the caller keeps t to
-	// answer the request while the run mutates its own.
-	own := cloneTask(t)
 	return &run{
 		st:         e.opts.Store,
 		agent:      e.opts.Agent,
 		owner:      c.Owner,
 		maxHistory: e.opts.MaxHistory,
-		task:       own,
+		task:       t,
 		version:    version,
+		settled:    make(chan struct{}),
 		req: &upstream.RunRequest{
 			TaskID:     t.ID,
 			ContextID:  t.ContextID,
@@ -221,62 +223,49 @@ func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (
 	}
 	t := s.task
 	if p.Blocking {
-		if err := e.waitSettled(ctx, t.ID, s.lastEventID); err != nil {
-			return nil, storeError(e.log, "wait for task", t.ID, err)
-		}
-		// The wait may have ended with the request; the run goes on and
-		// the answer is whatever the task holds now.
-		rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
-		if err != nil {
-			return nil, storeError(e.log, "get task", t.ID, err)
-		}
-		t = rec.Task
-	}
-	applyHistoryLength(t, p.HistoryLength)
-	return t, nil
-}
-
-// waitSettled reads task id's log after the event after until a status
-// event settles the task, the request ends or the config is unloaded; it
-// returns an error only when the store failed.
-func (e *Endpoint) waitSettled(ctx context.Context, id, after string) error {
-	ctx, cancel := withDone(ctx, e.opts.Done)
-	defer cancel()
-	for {
-		evs, err := e.opts.Store.Events(ctx, id, after, true)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		if final := e.waitSettled(ctx, s.run); final != nil {
+			t = final
+		} else {
+			// The wait ended with the request, the config, or a run that
+			// did not settle the task itself (a cancel won): the answer is
+			// whatever the task holds now, and the run, if any, goes on.
+			rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
+			if err != nil {
+				return nil, storeError(e.log, "get task", t.ID, err)
 			}
-			return err
-		}
-		for i := range evs {
-			if st := evs[i].Event.Status; st != nil && settles(st.Status.State) {
-				return nil
-			}
-		}
-		if len(evs) > 0 {
-			after = evs[len(evs)-1].ID
+			t = rec.Task
 		}
 	}
+	return withHistoryLength(t, p.HistoryLength), nil
 }
 
-// withDone returns a context that also ends when done closes.
-func withDone(ctx context.Context, done <-chan struct{}) (context.Context, context.CancelFunc) {
+// waitSettled waits for ru to end, the request to end or the config to be
+// unloaded. It returns the task as the run wrote it when that write
+// settled it (terminal or interrupted), nil otherwise. The run hands its
+// final snapshot over directly: the store's log is for streams, and
+// reading it back here cost a context, a read and a copy per wait.
+func (e *Endpoint) waitSettled(ctx context.Context, ru *run) *protocol.Task {
+	select {
+	case <-ru.settled:
+		return ru.final
+	case <-ctx.Done():
+	case <-e.unloaded:
+	}
+	return nil
+}
+
+// withUnload returns a context that also ends when the config is
+// unloaded. context.AfterFunc on the unload context registers a callback
+// instead of starting a goroutine, so an idle stream costs no goroutine
+// of its own.
+func (e *Endpoint) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if done == nil {
+	if e.opts.Unload == nil {
 		return ctx, cancel
 	}
-	stop := make(chan struct{})
-	go func() {
-		select {
-		case <-done:
-			cancel()
-		case <-stop:
-		}
-	}()
+	stop := context.AfterFunc(e.opts.Unload, cancel)
 	return ctx, func() {
-		close(stop)
+		stop()
 		cancel()
 	}
 }
@@ -286,8 +275,7 @@ func (e *Endpoint) getTask(ctx context.Context, c Caller, p *protocol.GetTaskPar
 	if err != nil {
 		return nil, storeError(e.log, "get task", p.ID, err)
 	}
-	applyHistoryLength(rec.Task, p.HistoryLength)
-	return rec.Task, nil
+	return withHistoryLength(rec.Task, p.HistoryLength), nil
 }
 
 // cancelTask records the cancel itself (so the answer is the canceled
@@ -300,13 +288,13 @@ func (e *Endpoint) cancelTask(ctx context.Context, c Caller, p *protocol.TaskIDP
 		if err != nil {
 			return nil, storeError(e.log, "get task", p.ID, err)
 		}
-		t := rec.Task
-		if t.Status.State.Terminal() {
+		if rec.Task.Status.State.Terminal() {
 			return nil, protocol.ErrTaskNotCancelable(p.ID)
 		}
+		t := *rec.Task // shared: change a copy
 		t.Status = protocol.TaskStatus{State: protocol.StateCanceled, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, t, ev)
+		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
@@ -318,7 +306,7 @@ func (e *Endpoint) cancelTask(ctx context.Context, c Caller, p *protocol.TaskIDP
 		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
 			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
 		}
-		return t, nil
+		return &t, nil
 	}
 	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
 }
@@ -345,11 +333,10 @@ func (e *Endpoint) listTasks(ctx context.Context, c Caller, p *protocol.ListTask
 	}
 	res.Tasks = make([]protocol.Task, len(page.Tasks))
 	for i, t := range page.Tasks {
+		res.Tasks[i] = *withHistoryLength(t, p.HistoryLength) // a copy: t is shared
 		if !p.IncludeArtifacts {
-			t.Artifacts = nil
+			res.Tasks[i].Artifacts = nil
 		}
-		applyHistoryLength(t, p.HistoryLength)
-		res.Tasks[i] = *t
 	}
 	res.NextPageToken = page.NextPageToken
 	res.TotalSize = page.TotalSize

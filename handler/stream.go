@@ -138,7 +138,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 			s.fail(perr)
 			return
 		}
-		applyHistoryLength(task, p.HistoryLength)
+		task = withHistoryLength(task, p.HistoryLength)
 		after = snapID
 	case protocol.MethodSubscribe:
 		p, err := codec.DecodeTaskID(params)
@@ -184,7 +184,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 // status closes the stream, the client goes, or the config is unloaded
 // (Done): the run goes on in every case.
 func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID, after string, evs []store.StoredEvent) {
-	ctx, cancel := withDone(ctx, e.opts.Done)
+	ctx, cancel := e.withUnload(ctx)
 	defer cancel()
 	if s.send(snapID, &protocol.Event{Task: task}) != nil || closesStream(task.Status.State) {
 		return

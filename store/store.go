@@ -81,8 +81,17 @@ type ListPage struct {
 	TotalSize int
 }
 
-// Store keeps tasks and their event logs. Returned tasks are copies the
-// caller may modify; stored values never alias caller memory.
+// Store keeps tasks and their event logs.
+//
+// Values are handed over, not copied: a task or event given to Create or
+// Update belongs to the store from then on, and the caller must not change
+// it or anything it points to; a task or event the store returns may be
+// shared with other readers and the store itself, so it is read-only — a
+// caller that needs a changed task copies the Task struct and replaces the
+// fields it changes (slices included) instead of writing into them. An
+// in-process store can then keep and return the very values it was given,
+// with no copy on any path; a store that serialises (Redis) decodes fresh
+// values and meets the contract trivially.
 type Store interface {
 	// Create stores a new task owned by owner and appends events to its log,
 	// atomically. It returns the version for the next Update.

@@ -52,7 +52,7 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 		if n < len(e.events) {
 			out := make([]store.StoredEvent, len(e.events)-n)
 			for i, se := range e.events[n:] {
-				out[i] = store.StoredEvent{ID: se.id, Event: cloneEvent(se.ev)}
+				out[i] = store.StoredEvent{ID: se.id, Event: se.ev}
 			}
 			e.mu.Unlock()
 			return out, nil

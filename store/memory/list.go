@@ -161,7 +161,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 	for _, e := range picked {
 		e.mu.Lock()
 		if !e.gone {
-			page.Tasks = append(page.Tasks, cloneTask(e.task))
+			page.Tasks = append(page.Tasks, e.task)
 		}
 		e.mu.Unlock()
 	}

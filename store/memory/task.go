@@ -77,8 +77,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if len(events) > s.opts.MaxEventsPerTask && !t.Status.State.Terminal() {
 		return 0, store.ErrTooManyEvents
 	}
-	// Copy before locking: the copies are the expensive part.
-	e := &entry{id: t.ID, owner: owner, task: cloneTask(t), version: 1}
+	e := &entry{id: t.ID, owner: owner, task: t, version: 1}
 	e.appendEvents(events)
 	e.ixTS, e.ixState, e.ixCtx = tsKey(t), t.Status.State, t.ContextID
 	e.deadline.Store(notParked)
@@ -129,7 +128,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	if e.gone || s.expired(e, s.opts.Now().UnixNano()) {
 		return nil, store.ErrNotFound
 	}
-	r := &store.Record{Task: cloneTask(e.task), Owner: e.owner, Version: e.version}
+	r := &store.Record{Task: e.task, Owner: e.owner, Version: e.version}
 	if n := len(e.events); n > 0 {
 		r.LastEventID = e.events[n-1].id
 	}
@@ -144,11 +143,7 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	if t == nil || t.ID != id {
 		return 0, nil, errors.New("memory: Update task id does not match")
 	}
-	nt := cloneTask(t)
-	nev := make([]protocol.Event, len(events))
-	for i := range events {
-		nev[i] = cloneEvent(events[i])
-	}
+	nt, nev := t, events
 	terminal := t.Status.State.Terminal()
 	lot := s.lotFor(t.Status.State)
 
@@ -214,11 +209,11 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	return e.version, ids, nil
 }
 
-// appendEvents copies events onto a new entry's log (no waiters yet).
+// appendEvents starts a new entry's log with events (no waiters yet).
 func (e *entry) appendEvents(events []protocol.Event) {
 	e.events = make([]storedEvent, len(events))
 	for i := range events {
-		e.events[i] = storedEvent{id: strconv.Itoa(i + 1), ev: cloneEvent(events[i])}
+		e.events[i] = storedEvent{id: strconv.Itoa(i + 1), ev: events[i]}
 	}
 }
 

@@ -26,8 +26,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CreateGet", testCreateGet},
 		{"CreateExists", testCreateExists},
 		{"OwnerScope", testOwnerScope},
-		{"CopiesIn", testCopiesIn},
-		{"CopiesOut", testCopiesOut},
+		{"LeavesValuesAlone", testLeavesValuesAlone},
+		{"SharedReadsDuringUpdates", testSharedReads},
 		{"UpdateVersions", testUpdateVersions},
 		{"UpdateConflictRace", testUpdateConflictRace},
 		{"EventsOrder", testEventsOrder},
@@ -65,8 +65,8 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-// newTask builds a task with every kind of nested slice, so that aliasing
-// anywhere shows up in the copy tests.
+// newTask builds a task with every kind of nested slice, so that a store
+// writing into any of them shows up in the value tests.
 func newTask(id, contextID string, state protocol.TaskState, ts time.Time) *protocol.Task {
 	return &protocol.Task{
 		ID:        id,

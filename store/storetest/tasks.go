@@ -2,9 +2,12 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -64,79 +67,117 @@ func testOwnerScope(t *testing.T, s store.Store) {
 	}
 }
 
-func testCopiesIn(t *testing.T, s store.Store) {
+// testLeavesValuesAlone: values handed to the store and values it hands
+// out are shared (see store.Store), so the store itself must never write
+// into them: after every operation the task and event given are still
+// equal to fresh copies.
+func testLeavesValuesAlone(t *testing.T, s store.Store) {
 	task := newTask("t1", "c1", protocol.StateWorking, base)
 	ev := textEvent("t1", "chunk")
 	v := mustCreate(t, s, "alice", task, ev)
-	want := newTask("t1", "c1", protocol.StateWorking, base)
-
-	// Mutate everything the caller handed over.
-	task.History[0].Parts[1].Data[2] = 'X'
-	task.History[0].Parts[2].Raw[0] = 'X'
-	task.History[0].Parts[0].Text = "changed"
-	task.Status.Message.Parts[0].Text = "changed"
-	task.Artifacts[0].Metadata[1] = 'X'
-	task.Metadata[1] = 'X'
-	task.History[0].Extensions[0] = "changed"
-	ev.Artifact.Artifact.Parts[1].Data[1] = '9'
-	ev.Artifact.Artifact.Parts[0].Text = "changed"
-
-	if r := mustGet(t, s, "alice", "t1"); !reflect.DeepEqual(r.Task, want) {
-		t.Errorf("stored task aliases the Create argument:\n got %+v\nwant %+v", r.Task, want)
-	}
-	evs := mustEvents(t, s, "t1", "")
-	if got := evs[0].Event.Artifact.Artifact; got.Parts[0].Text != "chunk" || string(got.Parts[1].Data) != "[1]" {
-		t.Errorf("stored event aliases the Create argument: %+v", got)
-	}
-
-	upd := newTask("t1", "c1", protocol.StateCompleted, base)
+	upd := newTask("t1", "c1", protocol.StateCompleted, base.Add(time.Second))
 	uev := textEvent("t1", "last")
 	if _, _, err := s.Update(ctxT(t), "t1", v, upd, uev); err != nil {
 		t.Fatal(err)
 	}
-	upd.History[0].Parts[1].Data[2] = 'Y'
-	uev.Artifact.Artifact.Parts[1].Data[1] = '8'
 	r := mustGet(t, s, "alice", "t1")
-	if string(r.Task.History[0].Parts[1].Data) != `{"k":[1,2]}` {
-		t.Errorf("stored task aliases the Update argument: %s", r.Task.History[0].Parts[1].Data)
+	if _, err := s.List(ctxT(t), "alice", store.ListQuery{PageSize: 10}); err != nil {
+		t.Fatal(err)
 	}
-	evs = mustEvents(t, s, "t1", evs[0].ID)
-	if len(evs) != 1 || string(evs[0].Event.Artifact.Artifact.Parts[1].Data) != "[1]" {
-		t.Errorf("stored event aliases the Update argument: %+v", evs)
+	evs := mustEvents(t, s, "t1", "")
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"created task", task, newTask("t1", "c1", protocol.StateWorking, base)},
+		{"created event", ev, textEvent("t1", "chunk")},
+		{"updated task", upd, newTask("t1", "c1", protocol.StateCompleted, base.Add(time.Second))},
+		{"updated event", uev, textEvent("t1", "last")},
+		{"Get result", r.Task, newTask("t1", "c1", protocol.StateCompleted, base.Add(time.Second))},
+		{"first event read", evs[0].Event, textEvent("t1", "chunk")},
+		{"second event read", evs[1].Event, textEvent("t1", "last")},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s changed:\n got %+v\nwant %+v", c.name, c.got, c.want)
+		}
 	}
 }
 
-func testCopiesOut(t *testing.T, s store.Store) {
-	mustCreate(t, s, "alice", newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "chunk"))
-	want := newTask("t1", "c1", protocol.StateWorking, base)
-
-	r := mustGet(t, s, "alice", "t1")
-	r.Task.History[0].Parts[1].Data[2] = 'X'
-	r.Task.History[0].Parts[2].Raw[0] = 'X'
-	r.Task.Status.Message.Parts[0].Text = "changed"
-	r.Task.Artifacts[0].Parts[0].Text = "changed"
-	r.Task.Metadata[1] = 'X'
-	r.Task.History = append(r.Task.History[:0], protocol.Message{ID: "injected"})
-	if r2 := mustGet(t, s, "alice", "t1"); !reflect.DeepEqual(r2.Task, want) {
-		t.Errorf("Get result aliases the store:\n got %+v\nwant %+v", r2.Task, want)
+// testSharedReads reads a task and its log while another goroutine
+// replaces it: each read must be one whole written value. Under -race it
+// also proves the store writes nothing a reader may be looking at.
+func testSharedReads(t *testing.T, s store.Store) {
+	v := mustCreate(t, s, "alice", newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "0"))
+	const updates = 200
+	var wg sync.WaitGroup
+	errs := make(chan string, 3)
+	report := func(format string, args ...any) {
+		select {
+		case errs <- fmt.Sprintf(format, args...):
+		default:
+		}
 	}
-
-	page, err := s.List(ctxT(t), "alice", store.ListQuery{PageSize: 10})
-	if err != nil || len(page.Tasks) != 1 {
-		t.Fatalf("List: %v %+v", err, page)
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for i := 1; i <= updates; i++ {
+			nv, _, err := s.Update(ctxT(t), "t1", v, newTask("t1", "c1", protocol.StateWorking, base.Add(time.Duration(i))), textEvent("t1", strconv.Itoa(i)))
+			if err != nil {
+				report("update %d: %v", i, err)
+				return
+			}
+			v = nv
+		}
+	}()
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			after := ""
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				r, err := s.Get(ctxT(t), "alice", "t1")
+				if err != nil {
+					report("get: %v", err)
+					return
+				}
+				if want := newTask("t1", "c1", protocol.StateWorking, r.Task.Status.Timestamp); !reflect.DeepEqual(r.Task, want) {
+					report("torn read: %+v", r.Task)
+					return
+				}
+				page, err := s.List(ctxT(t), "alice", store.ListQuery{PageSize: 1})
+				if err != nil || len(page.Tasks) != 1 || page.Tasks[0].Artifacts[0].Parts[0].Text != "42" {
+					report("list: %v %+v", err, page)
+					return
+				}
+				evs, err := s.Events(ctxT(t), "t1", after, false)
+				if err != nil {
+					report("events: %v", err)
+					return
+				}
+				for _, e := range evs {
+					if want := textEvent("t1", e.Event.Artifact.Artifact.Parts[0].Text); !reflect.DeepEqual(e.Event, want) {
+						report("event %s: %+v", e.ID, e.Event)
+						return
+					}
+					after = e.ID
+				}
+			}
+		}()
 	}
-	page.Tasks[0].History[0].Parts[1].Data[2] = 'Z'
-	page.Tasks[0].Status.Message.Parts[0].Text = "changed"
-	if r2 := mustGet(t, s, "alice", "t1"); !reflect.DeepEqual(r2.Task, want) {
-		t.Errorf("List result aliases the store:\n got %+v\nwant %+v", r2.Task, want)
-	}
-
-	evs := mustEvents(t, s, "t1", "")
-	evs[0].Event.Artifact.Artifact.Parts[1].Data[1] = '7'
-	evs[0].Event.Artifact.Artifact.Parts[0].Text = "changed"
-	evs = mustEvents(t, s, "t1", "")
-	if got := evs[0].Event.Artifact.Artifact; got.Parts[0].Text != "chunk" || string(got.Parts[1].Data) != "[1]" {
-		t.Errorf("Events result aliases the store: %+v", got)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
