@@ -52,9 +52,9 @@ func (s *failStore) Get(ctx context.Context, owner, id string) (*store.Record, e
 	return s.Store.Get(ctx, owner, id)
 }
 
-func (s *failStore) Update(ctx context.Context, id string, v uint64, t *protocol.Task, evs ...protocol.Event) (uint64, []string, error) {
+func (s *failStore) Update(ctx context.Context, id string, v uint64, t *protocol.Task, evs ...protocol.Event) (uint64, string, error) {
 	if err := s.fail("Update"); err != nil {
-		return 0, nil, err
+		return 0, "", err
 	}
 	return s.Store.Update(ctx, id, v, t, evs...)
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -55,7 +54,7 @@ func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*upstream.Run
 	}
 	msg := p.Message
 	if msg.ContextID == "" {
-		msg.ContextID = uuid.NewString()
+		msg.ContextID = newID()
 	}
 	return &upstream.RunRequest{
 		ContextID:  msg.ContextID,
@@ -102,7 +101,7 @@ func (e *Endpoint) runReply(ctx context.Context, req *upstream.RunRequest) (*pro
 		log.Debug("a2a: agent ended a message reply in a non-completed state", zap.String("state", stateName(b.state)))
 	}
 	return &protocol.Message{
-		ID:        uuid.NewString(),
+		ID:        newID(),
 		ContextID: req.ContextID,
 		Role:      protocol.RoleAgent,
 		Parts:     b.parts(),

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -21,10 +20,6 @@ import (
 const failedText = "The agent could not complete the task."
 
 const (
-	// writeTimeout bounds one store write of a run. Writes do not use the
-	// run's context: a canceled run must still be able to record that it
-	// failed.
-	writeTimeout = 10 * time.Second
 	// defaultCloseWait bounds how long Close waits for runs to end after
 	// canceling them.
 	defaultCloseWait = 10 * time.Second
@@ -64,7 +59,7 @@ func (r *Runner) start(ru *run) error {
 	// Add under the lock so Close never waits on a group that can still grow.
 	r.wg.Add(1)
 	r.mu.Unlock()
-	ru.log = r.log.With(zap.String("task_id", ru.task.ID))
+	ru.baseLog = r.log
 	go func() {
 		defer r.wg.Done()
 		ru.execute(r.ctx)
@@ -100,7 +95,10 @@ type run struct {
 	owner      string
 	req        *upstream.RunRequest
 	maxHistory int
-	log        *zap.Logger
+	// baseLog is the runner's logger; log, the run's child of it, is made
+	// on first use: most runs log nothing.
+	baseLog *zap.Logger
+	log     *zap.Logger
 
 	// task and version are the snapshot as last written (or re-read).
 	task    *protocol.Task
@@ -132,6 +130,14 @@ type run struct {
 	settledDone bool
 }
 
+// logger returns the run's logger, naming its task.
+func (ru *run) logger() *zap.Logger {
+	if ru.log == nil {
+		ru.log = ru.baseLog.With(zap.String("task_id", ru.task.ID))
+	}
+	return ru.log
+}
+
 // settle closes settled once, after setting final to t (nil: the run ends
 // without having settled the task itself).
 func (ru *run) settle(t *protocol.Task) {
@@ -148,8 +154,8 @@ func (ru *run) execute(base context.Context) {
 	ru.closing = base.Done()
 	ctx, cancel := context.WithCancel(base)
 	// A cancel signal (from this or another replica) aborts the upstream
-	// call through ctx. The watcher ends with the run: CancelSignal's
-	// channel closes when ctx ends.
+	// call through ctx. The watcher ends with the run, on ctx: the signal's
+	// channel may never close.
 	sig := ru.st.CancelSignal(ctx, ru.task.ID)
 	watched := make(chan struct{})
 	go func() {
@@ -165,7 +171,7 @@ func (ru *run) execute(base context.Context) {
 		<-watched
 	}()
 
-	ru.mainID = uuid.NewString()
+	ru.mainID = newID()
 	if ru.task.Status.State == protocol.StateSubmitted {
 		err := ru.commit(func(t *protocol.Task) []protocol.Event {
 			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, nil)}
@@ -227,7 +233,7 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 		return false, ru.appendMain(ev.Parts, false, ev.Whole)
 	case upstream.EventArtifact:
 		if ev.Artifact == nil || len(ev.Artifact.Parts) == 0 {
-			ru.log.Warn("a2a: agent sent an artifact without parts; dropped")
+			ru.logger().Warn("a2a: agent sent an artifact without parts; dropped")
 			return false, nil
 		}
 		return false, ru.addArtifact(ev.Artifact)
@@ -241,7 +247,7 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, msg)}
 		})
 	}
-	ru.log.Warn("a2a: unknown agent event kind; dropped", zap.Int("kind", int(ev.Kind)))
+	ru.logger().Warn("a2a: unknown agent event kind; dropped", zap.Int("kind", int(ev.Kind)))
 	return false, nil
 }
 
@@ -317,7 +323,7 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 // ours: ids must be unique within the task, which an agent cannot know.
 func (ru *run) addArtifact(src *protocol.Artifact) error {
 	a := *src
-	a.ID = uuid.NewString()
+	a.ID = newID()
 	a.Parts = append([]protocol.Part(nil), src.Parts...)
 	return ru.commit(func(t *protocol.Task) []protocol.Event {
 		t.Artifacts = append(slices.Clip(t.Artifacts), a)
@@ -334,7 +340,7 @@ func (ru *run) addArtifact(src *protocol.Artifact) error {
 // log-only text the agent gave with the outcome.
 func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail string) {
 	if detail != "" {
-		ru.log.Warn("a2a: agent reported a problem", zap.String("state", stateName(state)), zap.String("detail", detail))
+		ru.logger().Warn("a2a: agent reported a problem", zap.String("state", stateName(state)), zap.String("detail", detail))
 	}
 	if state == protocol.StateFailed && len(parts) == 0 {
 		parts = []protocol.Part{{Kind: protocol.PartText, Text: failedText}}
@@ -372,9 +378,9 @@ func (ru *run) fail(err error, detail string) {
 	if errors.Is(err, context.Canceled) {
 		// A cancel or a shutdown, not an agent fault; after a cancel the
 		// write below loses to the canceled state and nothing is recorded.
-		ru.log.Debug("a2a: agent run aborted", fields...)
+		ru.logger().Debug("a2a: agent run aborted", fields...)
 	} else {
-		ru.log.Warn("a2a: agent run failed", fields...)
+		ru.logger().Warn("a2a: agent run failed", fields...)
 	}
 	ru.finish(protocol.StateFailed, nil, "")
 }
@@ -386,10 +392,10 @@ func (ru *run) fail(err error, detail string) {
 // failed instead; only a store that stays broken keeps the task as it was.
 func (ru *run) stopped(err error) {
 	if errors.Is(err, errStopped) {
-		ru.log.Debug("a2a: run stopped, task ended elsewhere")
+		ru.logger().Debug("a2a: run stopped, task ended elsewhere")
 		return
 	}
-	ru.log.Error("a2a: run could not record its progress", zap.Error(err))
+	ru.logger().Error("a2a: run could not record its progress", zap.Error(err))
 	if ru.failing || errors.Is(err, store.ErrClosed) {
 		return
 	}
@@ -401,7 +407,7 @@ func (ru *run) stopped(err error) {
 		case <-time.After(wait):
 		case <-ru.closing:
 			// The runner is closing: no time left to wait the outage out.
-			ru.log.Error("a2a: task left unfinished at shutdown, the store is failing")
+			ru.logger().Error("a2a: task left unfinished at shutdown, the store is failing")
 			return
 		}
 		wait *= 2
@@ -417,7 +423,7 @@ func (ru *run) stopped(err error) {
 			return
 		}
 	}
-	ru.log.Error("a2a: task left unfinished, the store keeps failing", zap.Error(err))
+	ru.logger().Error("a2a: task left unfinished, the store keeps failing", zap.Error(err))
 }
 
 // setStatus moves t to state and returns the status event. Final is set
@@ -439,7 +445,7 @@ func (ru *run) agentMessage(parts []protocol.Part) *protocol.Message {
 		return nil
 	}
 	return &protocol.Message{
-		ID:        uuid.NewString(),
+		ID:        newID(),
 		ContextID: ru.task.ContextID,
 		TaskID:    ru.task.ID,
 		Role:      protocol.RoleAgent,
@@ -460,10 +466,11 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		t := *ru.task
 		evs := mutate(&t)
 		keepLast(&t.History, ru.maxHistory)
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		// Writes do not use the run's context: a canceled run must still
+		// record how it ended. The store bounds its own I/O.
+		ctx := context.Background()
 		v, _, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
 		if err == nil {
-			cancel()
 			ru.task, ru.version = &t, v
 			if settles(t.Status.State) {
 				ru.settle(&t)
@@ -471,11 +478,9 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
-			cancel()
 			return err
 		}
 		rec, err := ru.st.Get(ctx, ru.owner, t.ID)
-		cancel()
 		if err != nil {
 			return err
 		}
@@ -489,9 +494,7 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 // reread replaces the run's snapshot with the stored task; errStopped if
 // that is terminal.
 func (ru *run) reread() error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	rec, err := ru.st.Get(ctx, ru.owner, ru.task.ID)
+	rec, err := ru.st.Get(context.Background(), ru.owner, ru.task.ID)
 	if err != nil {
 		return err
 	}

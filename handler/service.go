@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -111,9 +110,9 @@ func baseMediaType(s string) string {
 
 func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
 	msg := p.Message
-	msg.TaskID = uuid.NewString()
+	msg.TaskID = newID()
 	if msg.ContextID == "" {
-		msg.ContextID = uuid.NewString()
+		msg.ContextID = newID()
 	}
 	t := &protocol.Task{
 		ID:        msg.TaskID,
@@ -160,18 +159,14 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 		keepLast(&t.History, e.opts.MaxHistory)
 		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
-		v, ids, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
+		v, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, storeError(e.log, "continue task", id, err)
 		}
-		s := &started{task: &t, run: e.newRun(c, &t, v, &msg, earlier, p)}
-		if len(ids) > 0 {
-			s.lastEventID = ids[len(ids)-1]
-		}
-		return s, nil
+		return &started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
 	}
 	return nil, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
@@ -205,7 +200,7 @@ func (e *Endpoint) startRun(s *started) *protocol.Error {
 		return nil
 	}
 	ru := s.run
-	ru.log = e.log.With(zap.String("task_id", ru.task.ID))
+	ru.baseLog = e.log
 	ru.finish(protocol.StateFailed, nil, "")
 	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
 }

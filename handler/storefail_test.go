@@ -18,9 +18,9 @@ type flakyStore struct {
 	skip, fail atomic.Int32
 }
 
-func (s *flakyStore) Update(ctx context.Context, id string, v uint64, t *protocol.Task, evs ...protocol.Event) (uint64, []string, error) {
+func (s *flakyStore) Update(ctx context.Context, id string, v uint64, t *protocol.Task, evs ...protocol.Event) (uint64, string, error) {
 	if s.skip.Add(-1) < 0 && s.fail.Add(-1) >= 0 {
-		return 0, nil, errors.New("store: connection reset")
+		return 0, "", errors.New("store: connection reset")
 	}
 	return s.Store.Update(ctx, id, v, t, evs...)
 }

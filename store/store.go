@@ -92,6 +92,10 @@ type ListPage struct {
 // in-process store can then keep and return the very values it was given,
 // with no copy on any path; a store that serialises (Redis) decodes fresh
 // values and meets the contract trivially.
+//
+// Implementations bound their own I/O: the writes a run makes carry no
+// deadline (a canceled run must still record how it ended), so a store
+// that talks to a server sets its own timeouts.
 type Store interface {
 	// Create stores a new task owned by owner and appends events to its log,
 	// atomically. It returns the version for the next Update.
@@ -101,8 +105,9 @@ type Store interface {
 	Get(ctx context.Context, owner, id string) (*Record, error)
 	// Update replaces the task snapshot if its version is still version and
 	// appends events to its log, atomically; ErrConflict if the version moved.
-	// It returns the new version and the ids given to the events.
-	Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, []string, error)
+	// It returns the new version and the id of the last event appended (""
+	// if none): the position a stream sending t continues from.
+	Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error)
 	// List returns a page of owner's tasks ordered by status timestamp,
 	// newest first.
 	List(ctx context.Context, owner string, q ListQuery) (*ListPage, error)
@@ -113,7 +118,11 @@ type Store interface {
 	// SignalCancel asks whoever runs task id to stop it.
 	SignalCancel(ctx context.Context, id string) error
 	// CancelSignal returns a channel closed when a cancel of task id is
-	// signalled (by any replica) or ctx ends.
+	// signalled (by any replica). ctx bounds the interest: once it ends the
+	// store may release what the call holds (a shared store's
+	// subscription), and the channel may then never close, so callers
+	// select on their own context as well. An in-process store can hand
+	// every caller the task's one channel.
 	CancelSignal(ctx context.Context, id string) <-chan struct{}
 	// Close releases the store; blocked readers return ErrClosed.
 	Close() error

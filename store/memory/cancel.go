@@ -9,13 +9,6 @@ import (
 // closedChan is returned to watchers of a task already signalled.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// watcher is one CancelSignal call with a cancellable ctx: its channel
-// closes on the signal or when ctx ends, whichever comes first.
-type watcher struct {
-	ch   chan struct{}
-	stop func() bool
-}
-
 // SignalCancel implements store.Store. Signalling twice is harmless.
 func (s *Store) SignalCancel(ctx context.Context, id string) error {
 	if err := s.check(ctx); err != nil {
@@ -37,18 +30,14 @@ func (s *Store) SignalCancel(ctx context.Context, id string) error {
 	if e.cancelCh != nil {
 		close(e.cancelCh)
 	}
-	for w := range e.watchers {
-		w.stop()
-		close(w.ch)
-	}
-	e.watchers = nil
 	return nil
 }
 
-// CancelSignal implements store.Store. A ctx that can end gets its own
-// channel, closed by context.AfterFunc: no goroutine runs until ctx ends,
-// and the signal unregisters it, so neither path leaks. For an unknown task
-// (or a closed store) it returns ctx.Done(): there is nothing to cancel.
+// CancelSignal implements store.Store. Every caller gets the task's one
+// channel, made on first use: a watcher costs nothing to register and
+// nothing to leave behind when its ctx ends (the channel goes with the
+// task). For an unknown task (or a closed store) it returns ctx.Done():
+// there is nothing to cancel.
 func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	if ctx.Err() != nil {
 		return ctx.Done()
@@ -62,24 +51,8 @@ func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	if e.cancelled {
 		return closedChan
 	}
-	if ctx.Done() == nil {
-		if e.cancelCh == nil {
-			e.cancelCh = make(chan struct{})
-		}
-		return e.cancelCh
+	if e.cancelCh == nil {
+		e.cancelCh = make(chan struct{})
 	}
-	w := &watcher{ch: make(chan struct{})}
-	if e.watchers == nil {
-		e.watchers = make(map[*watcher]struct{})
-	}
-	e.watchers[w] = struct{}{}
-	w.stop = context.AfterFunc(ctx, func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if _, ok := e.watchers[w]; ok {
-			delete(e.watchers, w)
-			close(w.ch)
-		}
-	})
-	return w.ch
+	return e.cancelCh
 }

@@ -51,8 +51,8 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 		}
 		if n < len(e.events) {
 			out := make([]store.StoredEvent, len(e.events)-n)
-			for i, se := range e.events[n:] {
-				out[i] = store.StoredEvent{ID: se.id, Event: se.ev}
+			for i := range out {
+				out[i] = store.StoredEvent{ID: eventID(n + i + 1), Event: e.events[n+i]}
 			}
 			e.mu.Unlock()
 			return out, nil

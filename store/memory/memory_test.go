@@ -49,13 +49,13 @@ func newTest(t *testing.T, o Options) *Store {
 	return s
 }
 
-func update(t *testing.T, s *Store, id string, v uint64, st protocol.TaskState, evs ...protocol.Event) (uint64, []string) {
+func update(t *testing.T, s *Store, id string, v uint64, st protocol.TaskState, evs ...protocol.Event) (uint64, string) {
 	t.Helper()
-	nv, ids, err := s.Update(context.Background(), id, v, task(id, st), evs...)
+	nv, last, err := s.Update(context.Background(), id, v, task(id, st), evs...)
 	if err != nil {
 		t.Fatalf("Update(%s): %v", id, err)
 	}
-	return nv, ids
+	return nv, last
 }
 
 func TestVersionsAndEventIDs(t *testing.T) {
@@ -65,9 +65,9 @@ func TestVersionsAndEventIDs(t *testing.T) {
 	if err != nil || v != 1 {
 		t.Fatalf("Create = %d, %v; want 1", v, err)
 	}
-	v, ids := update(t, s, "a", v, protocol.StateWorking, text("3"))
-	if v != 2 || !reflect.DeepEqual(ids, []string{"3"}) {
-		t.Errorf("Update = %d %q; want 2 [3]", v, ids)
+	v, last := update(t, s, "a", v, protocol.StateWorking, text("3"))
+	if v != 2 || last != "3" {
+		t.Errorf("Update = %d %q; want 2 3", v, last)
 	}
 	evs, err := s.Events(ctx, "a", "", false)
 	if err != nil {
@@ -270,9 +270,9 @@ func TestMaxEventsPerTask(t *testing.T) {
 		t.Fatalf("Update over the bound: %v", err)
 	}
 	// The failure that follows is recorded, even over the bound...
-	v, ids := update(t, s, "a", v, protocol.StateFailed, text("failed"))
-	if !reflect.DeepEqual(ids, []string{"4"}) {
-		t.Errorf("terminal update ids %q", ids)
+	v, last := update(t, s, "a", v, protocol.StateFailed, text("failed"))
+	if last != "4" {
+		t.Errorf("terminal update last id %q", last)
 	}
 	// ...but only once.
 	if _, _, err := s.Update(ctx, "a", v, task("a", protocol.StateFailed), text("5")); !errors.Is(err, store.ErrTooManyEvents) {
@@ -315,41 +315,25 @@ func TestEvictionWakesWaiters(t *testing.T) {
 	}
 }
 
-// CancelSignal with a ctx that ends unregisters its watcher, and a signal
-// unregisters every AfterFunc: neither leaves anything behind.
-func TestCancelWatchersReleased(t *testing.T) {
+// Every watcher of a task shares its one channel, so a watcher whose ctx
+// ends leaves nothing registered; an unknown task yields ctx.Done().
+func TestCancelWatchersShareOneChannel(t *testing.T) {
 	s := newTest(t, Options{})
 	s.Create(context.Background(), "o", task("a", protocol.StateWorking))
-	e := s.tasks["a"]
-	for range 100 {
-		ctx, cancel := context.WithCancel(context.Background())
-		ch := s.CancelSignal(ctx, "a")
-		cancel()
-		<-ch
-	}
-	e.mu.Lock()
-	n := len(e.watchers)
-	e.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d watchers left after their ctx ended", n)
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	chs := make([]<-chan struct{}, 10)
-	for i := range chs {
-		chs[i] = s.CancelSignal(ctx, "a")
+	first := s.CancelSignal(ctx, "a")
+	for range 100 {
+		wctx, wcancel := context.WithCancel(context.Background())
+		if ch := s.CancelSignal(wctx, "a"); ch != first {
+			t.Fatal("a second watcher got a channel of its own")
+		}
+		wcancel()
 	}
 	if err := s.SignalCancel(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	for _, ch := range chs {
-		<-ch
-	}
-	if e.watchers != nil {
-		t.Error("watchers kept after the signal")
-	}
-	// Unknown task: only ctx closes it.
+	<-first
 	if ch := s.CancelSignal(ctx, "missing"); ch != ctx.Done() {
 		t.Error("unknown task should yield ctx.Done()")
 	}

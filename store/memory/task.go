@@ -40,19 +40,15 @@ type entry struct {
 	gone    bool // evicted or expired and swept
 	task    *protocol.Task
 	version uint64
-	events  []storedEvent
+	// events is the log; an event's id is its position from 1, formatted
+	// only when a reader asks (eventID), so a write makes no id strings.
+	events []protocol.Event
 	// notify is closed and dropped on every append; waiters create it on
 	// demand, so appends nobody waits for allocate nothing.
 	notify chan struct{}
 
 	cancelled bool
 	cancelCh  chan struct{}
-	watchers  map[*watcher]struct{}
-}
-
-type storedEvent struct {
-	id string
-	ev protocol.Event
 }
 
 var errNoID = errors.New("memory: task has no id")
@@ -130,18 +126,18 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	}
 	r := &store.Record{Task: e.task, Owner: e.owner, Version: e.version}
 	if n := len(e.events); n > 0 {
-		r.LastEventID = e.events[n-1].id
+		r.LastEventID = eventID(n)
 	}
 	return r, nil
 }
 
 // Update implements store.Store.
-func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, []string, error) {
+func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
 	if err := s.check(ctx); err != nil {
-		return 0, nil, err
+		return 0, "", err
 	}
 	if t == nil || t.ID != id {
-		return 0, nil, errors.New("memory: Update task id does not match")
+		return 0, "", errors.New("memory: Update task id does not match")
 	}
 	nt, nev := t, events
 	terminal := t.Status.State.Terminal()
@@ -149,7 +145,7 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 
 	e := s.lookup(id)
 	if e == nil {
-		return 0, nil, store.ErrNotFound
+		return 0, "", store.ErrNotFound
 	}
 	// Parking a task, moving it within or between lots, or taking it out
 	// needs s.mu for writing; the updates of running tasks (nearly all of
@@ -168,33 +164,29 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 		defer s.mu.RUnlock()
 	}
 	if s.closed.Load() {
-		return 0, nil, store.ErrClosed
+		return 0, "", store.ErrClosed
 	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := s.opts.Now().UnixNano()
 	if e.gone || s.expired(e, now) {
-		return 0, nil, store.ErrNotFound
+		return 0, "", store.ErrNotFound
 	}
 	if e.version != version {
-		return 0, nil, store.ErrConflict
+		return 0, "", store.ErrConflict
 	}
 	wasTerminal := e.task.Status.State.Terminal()
 	if len(e.events)+len(nev) > s.opts.MaxEventsPerTask && !(terminal && !wasTerminal) {
-		return 0, nil, store.ErrTooManyEvents
+		return 0, "", store.ErrTooManyEvents
 	}
 
 	e.task = nt
 	e.version++
-	first := len(e.events)
-	e.events = append(e.events, make([]storedEvent, len(nev))...)
-	ids := make([]string, len(nev))
-	for i := range nev {
-		ids[i] = strconv.Itoa(first + i + 1)
-		e.events[first+i] = storedEvent{id: ids[i], ev: nev[i]}
-	}
+	var last string
 	if len(nev) > 0 {
+		e.events = append(e.events, nev...)
+		last = eventID(len(e.events))
 		e.wake()
 	}
 
@@ -206,16 +198,17 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	if write {
 		s.parkLocked(e, lot, now)
 	}
-	return e.version, ids, nil
+	return e.version, last, nil
 }
 
-// appendEvents starts a new entry's log with events (no waiters yet).
+// appendEvents starts a new entry's log with events (no waiters yet),
+// with room for the few a run adds next.
 func (e *entry) appendEvents(events []protocol.Event) {
-	e.events = make([]storedEvent, len(events))
-	for i := range events {
-		e.events[i] = storedEvent{id: strconv.Itoa(i + 1), ev: events[i]}
-	}
+	e.events = append(make([]protocol.Event, 0, len(events)+3), events...)
 }
+
+// eventID is the id of the event at position n (from 1) of a log.
+func eventID(n int) string { return strconv.Itoa(n) }
 
 // wake releases every Events call waiting on e; e.mu must be held.
 func (e *entry) wake() {

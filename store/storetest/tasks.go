@@ -183,23 +183,23 @@ func testSharedReads(t *testing.T, s store.Store) {
 
 func testUpdateVersions(t *testing.T, s store.Store) {
 	v1 := mustCreate(t, s, "alice", newTask("t1", "c1", protocol.StateSubmitted, base))
-	v2, ids, err := s.Update(ctxT(t), "t1", v1, newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "a"), textEvent("t1", "b"))
+	v2, last, err := s.Update(ctxT(t), "t1", v1, newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "a"), textEvent("t1", "b"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v2 == v1 || len(ids) != 2 || ids[0] == ids[1] {
-		t.Fatalf("Update: version %d (was %d), ids %q", v2, v1, ids)
+	if evs := mustEvents(t, s, "t1", ""); v2 == v1 || len(evs) != 2 || last != evs[1].ID {
+		t.Fatalf("Update: version %d (was %d), last id %q, log %+v", v2, v1, last, evs)
 	}
 	if _, _, err := s.Update(ctxT(t), "t1", v1, newTask("t1", "c1", protocol.StateFailed, base)); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("stale Update: %v, want ErrConflict", err)
 	}
 	r := mustGet(t, s, "alice", "t1")
-	if r.Version != v2 || r.Task.Status.State != protocol.StateWorking || r.LastEventID != ids[1] {
-		t.Errorf("after Update: version %d state %v last %q; want %d working %q", r.Version, r.Task.Status.State, r.LastEventID, v2, ids[1])
+	if r.Version != v2 || r.Task.Status.State != protocol.StateWorking || r.LastEventID != last {
+		t.Errorf("after Update: version %d state %v last %q; want %d working %q", r.Version, r.Task.Status.State, r.LastEventID, v2, last)
 	}
-	v3, ids3, err := s.Update(ctxT(t), "t1", v2, newTask("t1", "c1", protocol.StateCompleted, base))
-	if err != nil || v3 == v2 || len(ids3) != 0 {
-		t.Errorf("Update without events: v%d ids %q err %v", v3, ids3, err)
+	v3, last3, err := s.Update(ctxT(t), "t1", v2, newTask("t1", "c1", protocol.StateCompleted, base))
+	if err != nil || v3 == v2 || last3 != "" {
+		t.Errorf("Update without events: v%d last id %q err %v", v3, last3, err)
 	}
 	if _, _, err := s.Update(ctxT(t), "nope", 1, newTask("nope", "c1", protocol.StateWorking, base)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Update of a missing task: %v, want ErrNotFound", err)
