@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 
@@ -53,11 +54,19 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		return nil, caddyhttp.Error(http.StatusRequestEntityTooLarge,
 			fmt.Errorf("a2a: request body of %d bytes exceeds max_request_body %d", r.ContentLength, limit))
 	}
-	var buf bytes.Buffer
+	var err error
+	var body []byte
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// The length is known and within the limit, and net/http ends the
+		// body there: one allocation of exactly its size (bytes.Buffer's
+		// ReadFrom would grow it once more for its minimum read).
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+		body = buf.Bytes()
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, caddyhttp.Error(http.StatusRequestEntityTooLarge,
@@ -66,7 +75,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		// A client that went away or sent a short body.
 		return nil, caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("a2a: reading request body: %w", err))
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // owner evaluates the owner setting for r. The placeholders are config; the

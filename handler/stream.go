@@ -30,16 +30,28 @@ type sse struct {
 	id     json.RawMessage
 	codec  protocol.Codec
 	opened bool
-	// body and frame are pooled scratch buffers reused for every frame.
+	// body and frame are pooled scratch buffers for a burst of frames,
+	// taken when a frame is written and given back (release) before the
+	// stream waits: an idle stream holds none.
 	body, frame *[]byte
 }
 
 func newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
-	return &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec, body: getBuf(), frame: getBuf()}
+	return &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec}
 }
 
-// release returns the scratch buffers; s is unusable afterwards.
+// buffers takes the scratch buffers from the pool if s does not hold them.
+func (s *sse) buffers() {
+	if s.body == nil {
+		s.body, s.frame = getBuf(), getBuf()
+	}
+}
+
+// release gives the scratch buffers back; the next frame takes them again.
 func (s *sse) release() {
+	if s.body == nil {
+		return
+	}
 	putBuf(s.body)
 	putBuf(s.frame)
 	s.body, s.frame = nil, nil
@@ -59,6 +71,7 @@ func (s *sse) open() {
 
 // send writes ev as one frame with SSE id eventID.
 func (s *sse) send(eventID string, ev *protocol.Event) error {
+	s.buffers()
 	b := protocol.AppendResultHead((*s.body)[:0], s.id)
 	b = s.codec.AppendStreamResult(b, ev)
 	b = protocol.AppendResponseEnd(b)
@@ -70,6 +83,7 @@ func (s *sse) send(eventID string, ev *protocol.Event) error {
 // frame holding the JSON-RPC error. Clients of streaming calls read the
 // answer as SSE only, so a plain JSON error would be lost on them.
 func (s *sse) fail(perr *protocol.Error) {
+	s.buffers()
 	b := protocol.AppendErrorHead((*s.body)[:0], s.id)
 	b = s.codec.AppendError(b, perr)
 	b = protocol.AppendResponseEnd(b)
@@ -212,6 +226,7 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].ID
 		}
+		s.release()
 		var err error
 		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
 			if ctx.Err() == nil {
