@@ -15,8 +15,9 @@
 # started, by PID, on exit. The report is also written to bench/out/.
 #
 # Environment: BENCH_PORT (first of 18 ports, default 9400), BENCH_CONNS
-# (connections of the closed loop, default 32), KEEP=1 (keep the work dir with
-# the Caddyfiles and logs).
+# (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
+# idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
+# Caddyfiles and logs).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -169,9 +170,13 @@ EOF
 caddyfile v10 "$p_v10" /echo
 caddyfile v03 "$p_v03" /echo
 caddyfile rss "$p_rss" /echo
+# h2c besides HTTP/1.1: the idle step measures streams over both.
 caddyfile idle "$p_idle" /auth "store memory {
 			max_tasks 20000
-		}" "admin 127.0.0.1:$p_idle_admin"
+		}" "admin 127.0.0.1:$p_idle_admin
+	servers {
+		protocols h1 h2c
+	}"
 # One process, three sites: the paced stream (latency) and the burst
 # (events/s) through the module, and the same NDJSON through reverse_proxy
 # (what any extra hop through Caddy costs a stream).
@@ -251,18 +256,35 @@ if step stream; then
 	stop "$pid_stream"
 fi
 
+# fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket
+# per stream. Go raises a process's soft limit of descriptors to the hard
+# one by itself, so the hard limit is what must be enough; root may raise it.
+fds_for_idle() {
+	local need=$((${idle_levels##*,} + 1024)) hard
+	hard=$(ulimit -Hn)
+	if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ] && ! ulimit -Hn "$need" 2>/dev/null; then
+		log "idle: needs $need file descriptors per process, the hard limit is $hard (ulimit -Hn)"
+		return 1
+	fi
+	ulimit -Sn "$(ulimit -Hn)"
+}
+
 if step idle; then
-	log "streaming: idle SSE streams"
-	start idle "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
-	wait_port "$p_idle" idle
+	log "streaming: idle SSE streams (${IDLE_PROTO:-h1,h2c}; a fresh Caddy for each)"
 	idle_prof=()
 	if [ -n "${PROFILE:-}" ]; then
 		mkdir -p "$here/out/idle-$stamp"
 		idle_prof=(-profiles "$here/out/idle-$stamp")
 	fi
-	measure idle -rpc "http://127.0.0.1:$p_idle/a2a" -pid "$pid_idle" -levels "$idle_levels" -settle "$settle" \
-		-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}"
-	stop "$pid_idle"
+	# The generator starts Caddy itself, once per protocol, so each
+	# protocol is measured on a fresh process.
+	if fds_for_idle; then
+		measure idle -proto "${IDLE_PROTO:-h1,h2c}" -rpc "http://127.0.0.1:$p_idle/a2a" -levels "$idle_levels" -settle "$settle" \
+			-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}" -serverlog "$work/idle.log" \
+			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
+	else
+		failed=1
+	fi
 fi
 
 if step rss; then

@@ -7,7 +7,7 @@
 //	loadgen sends  -t … -n N                                 RSS across N sends (flat with a bounded store?)
 //	loadgen relay  -direct URL -a2a URL                      upstream chunk → client frame latency
 //	loadgen events -direct URL -a2a URL                      events/s through one stream
-//	loadgen idle   -create URL -rpc URL -pid PID             RSS of 1k and 10k idle SSE streams
+//	loadgen idle   -rpc URL -proto h1,h2c -- SERVER-CMD…      RSS of 1k and 10k idle SSE streams, a fresh server per protocol
 package main
 
 import (

@@ -94,7 +94,7 @@ func rpcRequest(rawURL, method string, params string, stream bool) ([]byte, stri
 	if err != nil {
 		return nil, "", err
 	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+	body := rpcBody(method, params)
 	var b []byte
 	b = fmt.Appendf(b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n", u.RequestURI(), u.Host)
 	if stream {
@@ -104,6 +104,11 @@ func rpcRequest(rawURL, method string, params string, stream bool) ([]byte, stri
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	return append(b, body...), u.Host, nil
+}
+
+// rpcBody is the JSON-RPC request body of method with params (raw JSON).
+func rpcBody(method, params string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
 }
 
 // getRequest builds a plain GET for rawURL.
