@@ -43,6 +43,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Read to the end; closing lets HTTP/2 drop the stream's receive
+	// buffer now rather than when a long stream ends.
+	_ = r.Body.Close()
 	h.endpoint.ServeRPC(w, r, body, handler.Caller{Owner: h.owner(r)})
 	return nil
 }

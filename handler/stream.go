@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -30,6 +31,9 @@ type sse struct {
 	id     json.RawMessage
 	codec  protocol.Codec
 	opened bool
+	// hb is the heartbeat timer, made on the first wait and reset for
+	// every later one.
+	hb *time.Timer
 	// body and frame are pooled scratch buffers for a burst of frames,
 	// taken when a frame is written and given back (release) before the
 	// stream waits: an idle stream holds none.
@@ -55,6 +59,23 @@ func (s *sse) release() {
 	putBuf(s.body)
 	putBuf(s.frame)
 	s.body, s.frame = nil, nil
+}
+
+// heartbeatTimer returns the stream's heartbeat timer, set to fire after
+// d. Timers have no stale ticks since Go 1.23, so Reset needs no drain.
+func (s *sse) heartbeatTimer(d time.Duration) *time.Timer {
+	if s.hb == nil {
+		s.hb = time.NewTimer(d)
+	} else {
+		s.hb.Reset(d)
+	}
+	return s.hb
+}
+
+func (s *sse) stopHeartbeat() {
+	if s.hb != nil {
+		s.hb.Stop()
+	}
 }
 
 func (s *sse) open() {
@@ -198,11 +219,10 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 // status closes the stream, the client goes, or the config is unloaded
 // (Done): the run goes on in every case.
 func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID, after string, evs []store.StoredEvent) {
-	ctx, cancel := e.withUnload(ctx)
-	defer cancel()
 	if s.send(snapID, &protocol.Event{Task: task}) != nil || closesStream(task.Status.State) {
 		return
 	}
+	defer s.stopHeartbeat()
 	// Events up to snapID are a replay (a Last-Event-ID older than the
 	// snapshot): the snapshot already shows their outcome, so a closing
 	// status among them is history and does not end the stream.
@@ -229,7 +249,7 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 		s.release()
 		var err error
 		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !errors.Is(err, errUnloaded) {
 				e.log.Debug("a2a: stream ended early", zap.String("task_id", task.ID), zap.Error(err))
 			}
 			return
@@ -237,9 +257,49 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 	}
 }
 
+// errUnloaded ends a stream whose config was unloaded.
+var errUnloaded = errors.New("handler: config unloaded")
+
 // waitEvents blocks for the events after after, writing a heartbeat
-// comment every Heartbeat while none come.
+// comment every Heartbeat while none come, until the client goes (ctx)
+// or the config is unloaded. With a store.Notifier the wait is a select on
+// the task's channel, the stream's one timer, ctx and the unload: an idle
+// stream holds no context, timer or goroutine of its own per wait.
 func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]store.StoredEvent, error) {
+	n, ok := e.opts.Store.(store.Notifier)
+	if !ok {
+		return e.waitEventsBlocking(ctx, s, id, after)
+	}
+	hb := s.heartbeatTimer(e.opts.Heartbeat)
+	for {
+		ready, err := n.EventsReady(id, after)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ready:
+			evs, err := e.opts.Store.Events(ctx, id, after, false)
+			if err != nil || len(evs) > 0 {
+				return evs, err
+			}
+		case <-hb.C:
+			if err := s.heartbeat(); err != nil {
+				return nil, err
+			}
+			hb.Reset(e.opts.Heartbeat)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.unloaded:
+			return nil, errUnloaded
+		}
+	}
+}
+
+// waitEventsBlocking is waitEvents for a store without EventsReady: a
+// blocking Events call per heartbeat interval.
+func (e *Endpoint) waitEventsBlocking(ctx context.Context, s *sse, id, after string) ([]store.StoredEvent, error) {
+	ctx, cancel := e.withUnload(ctx)
+	defer cancel()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, e.opts.Heartbeat)
 		evs, err := e.opts.Store.Events(wctx, id, after, true)
@@ -248,11 +308,24 @@ func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]
 			return evs, nil
 		}
 		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil && e.unloadedNow() {
+				return nil, errUnloaded
+			}
 			return nil, err
 		}
 		if err := s.heartbeat(); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// unloadedNow reports whether the config has been unloaded.
+func (e *Endpoint) unloadedNow() bool {
+	select {
+	case <-e.unloaded:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // openStream starts a streaming call and returns its reader; the stream is
@@ -264,8 +265,12 @@ func TestTwoSubscribersIdentical(t *testing.T) {
 }
 
 func TestStreamClientDisconnect(t *testing.T) {
+	forEachWait(t, testStreamClientDisconnect)
+}
+
+func testStreamClientDisconnect(t *testing.T, wait func(*Options)) {
 	agent := controlledAgent()
-	h := newHarness(t, agent)
+	h := newHarness(t, agent, wait)
 	ctx, cancel := context.WithCancel(context.Background())
 	resp := h.post(ctx, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")})
 	s := newSSEReader(t, resp)
@@ -287,8 +292,12 @@ func TestStreamClientDisconnect(t *testing.T) {
 }
 
 func TestStreamEndsOnDone(t *testing.T) {
+	forEachWait(t, testStreamEndsOnDone)
+}
+
+func testStreamEndsOnDone(t *testing.T, wait func(*Options)) {
 	agent := controlledAgent()
-	h := newHarness(t, agent)
+	h := newHarness(t, agent, wait)
 	id, run := startTask(t, h, agent)
 	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
 	s.event(t)
@@ -306,8 +315,12 @@ func TestStreamEndsOnDone(t *testing.T) {
 }
 
 func TestStreamHeartbeat(t *testing.T) {
+	forEachWait(t, testStreamHeartbeat)
+}
+
+func testStreamHeartbeat(t *testing.T, wait func(*Options)) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	h := newHarness(t, agent, wait, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
 	id, run := startTask(t, h, agent)
 	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
 	s.event(t)
@@ -412,4 +425,23 @@ func TestSubscribeLastEventIDPastEnd(t *testing.T) {
 	if len(fs) != 1 || fs[0].id != "3" || str(t, ms[0], "result", "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
 		t.Fatalf("frames %v", fs)
 	}
+}
+
+// plainStore hides the memory store's store.Notifier, so streams wait
+// with blocking Events calls as they would on a store without it.
+type plainStore struct{ store.Store }
+
+// forEachWait runs a stream test with both ways of waiting: the
+// Notifier's channel and timer, and blocking Events calls.
+func forEachWait(t *testing.T, test func(*testing.T, func(*Options))) {
+	t.Run("notifier", func(t *testing.T) {
+		test(t, func(o *Options) {
+			if _, ok := o.Store.(store.Notifier); !ok {
+				t.Fatal("the memory store should offer store.Notifier")
+			}
+		})
+	})
+	t.Run("blocking", func(t *testing.T) {
+		test(t, func(o *Options) { o.Store = plainStore{o.Store} })
+	})
 }

@@ -127,3 +127,17 @@ type Store interface {
 	// Close releases the store; blocked readers return ErrClosed.
 	Close() error
 }
+
+// Notifier is an optional Store capability for streams that wait a long
+// time: instead of a blocking Events call, which needs a context that ends
+// at each heartbeat, a stream waits on a channel alongside its own timer
+// and its client, and holds no context or goroutine per wait. A store that
+// cannot offer it leaves streams on Events.
+type Notifier interface {
+	// EventsReady returns a channel that is closed once the log of task id
+	// holds an event after the id after (at once if it already does), or
+	// when the task is dropped or the store closed; Events then tells the
+	// events or the error. It fails as Events would for an unknown task or
+	// a malformed id.
+	EventsReady(id, after string) (<-chan struct{}, error)
+}

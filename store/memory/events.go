@@ -75,3 +75,30 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 		}
 	}
 }
+
+// EventsReady implements store.Notifier with the task's notify channel,
+// the one blocked Events calls wait on: any number of streams share it.
+func (s *Store) EventsReady(id, after string) (<-chan struct{}, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	n, err := parseEventID(after)
+	if err != nil {
+		return nil, err
+	}
+	e := s.lookup(id)
+	if e == nil {
+		return nil, store.ErrNotFound
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone || n < len(e.events) || s.closed.Load() {
+		// Ready now: Events reports the events, or that the task is gone
+		// or the store closed.
+		return closedChan, nil
+	}
+	if e.notify == nil {
+		e.notify = make(chan struct{})
+	}
+	return e.notify, nil
+}

@@ -72,7 +72,10 @@ type Store struct {
 	janitor  sync.WaitGroup
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
+)
 
 // New returns an empty store and starts its janitor.
 func New(opts Options) *Store {
@@ -146,6 +149,15 @@ func (s *Store) Close() error {
 	}
 	close(s.closedCh)
 	s.janitor.Wait()
+	// Streams waiting through EventsReady watch their tasks' channels,
+	// not closedCh: wake them so they find the store closed.
+	s.mu.RLock()
+	for _, e := range s.tasks {
+		e.mu.Lock()
+		e.wake()
+		e.mu.Unlock()
+	}
+	s.mu.RUnlock()
 	return nil
 }
 

@@ -302,6 +302,10 @@ func TestEvictionWakesWaiters(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	ready, err := s.EventsReady("a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Create(ctx, "o", task("b", protocol.StateWorking)); err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +316,11 @@ func TestEvictionWakesWaiters(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("eviction did not wake the waiter")
+	}
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("eviction did not wake an EventsReady waiter")
 	}
 }
 

@@ -202,3 +202,83 @@ func testCloseWakes(t *testing.T, s store.Store) {
 		t.Errorf("Get after Close: %v, want ErrClosed", err)
 	}
 }
+
+// isClosed reports whether ch is closed within d.
+func isClosed(ch <-chan struct{}, d time.Duration) bool {
+	if d == 0 {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// testEventsReady checks store.Notifier, for stores that offer it: ready
+// at once when events are there, not before, woken by an append and by
+// the task's removal; errors as Events gives them.
+func testEventsReady(t *testing.T, s store.Store) {
+	n, ok := s.(store.Notifier)
+	if !ok {
+		t.Skip("store does not implement store.Notifier")
+	}
+	v := mustCreate(t, s, "alice", newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "a"))
+	first := mustEvents(t, s, "t1", "")[0].ID
+	ch, err := n.EventsReady("t1", "")
+	if err != nil || !isClosed(ch, 0) {
+		t.Fatalf("events after \"\" exist: ready %v, err %v", isClosed(ch, 0), err)
+	}
+	ch, err = n.EventsReady("t1", first)
+	if err != nil || isClosed(ch, notYet) {
+		t.Fatalf("no events after the last one: ready %v, err %v", isClosed(ch, 0), err)
+	}
+	other, err := n.EventsReady("t1", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Update(ctxT(t), "t1", v, newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if !isClosed(ch, 5*time.Second) || !isClosed(other, 5*time.Second) {
+		t.Fatal("an append did not wake every waiter")
+	}
+	if got := texts(mustEvents(t, s, "t1", first)); !reflect.DeepEqual(got, []string{"b"}) {
+		t.Errorf("events after the wake %q", got)
+	}
+	if _, err := n.EventsReady("t1", "not-an-id"); !errors.Is(err, store.ErrBadEventID) {
+		t.Errorf("malformed id: %v, want ErrBadEventID", err)
+	}
+	if _, err := n.EventsReady("missing", ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown task: %v, want ErrNotFound", err)
+	}
+}
+
+// testEventsReadyClose: Close wakes a stream waiting through EventsReady,
+// and Events then says the store is closed.
+func testEventsReadyClose(t *testing.T, s store.Store) {
+	n, ok := s.(store.Notifier)
+	if !ok {
+		t.Skip("store does not implement store.Notifier")
+	}
+	mustCreate(t, s, "alice", newTask("t1", "c1", protocol.StateWorking, base), textEvent("t1", "a"))
+	ch, err := n.EventsReady("t1", mustEvents(t, s, "t1", "")[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !isClosed(ch, 5*time.Second) {
+		t.Fatal("Close did not wake an EventsReady waiter")
+	}
+	if _, err := s.Events(ctxT(t), "t1", "", false); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Events after Close: %v, want ErrClosed", err)
+	}
+}

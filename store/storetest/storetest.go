@@ -44,6 +44,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CancelBeforeAndAfter", testCancel},
 		{"CancelCtx", testCancelCtx},
 		{"CloseWakesWaiters", testCloseWakes},
+		{"EventsReady", testEventsReady},
+		{"EventsReadyClose", testEventsReadyClose},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
