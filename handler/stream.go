@@ -90,15 +90,31 @@ func (s *sse) open() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-// send writes ev as one frame with SSE id eventID.
+// send writes ev as one frame with SSE id eventID and flushes it.
 func (s *sse) send(eventID string, ev *protocol.Event) error {
+	if err := s.queue(eventID, ev); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// queue writes ev as one frame with SSE id eventID without flushing: a
+// burst of events already at hand goes out with one flush (flush).
+func (s *sse) queue(eventID string, ev *protocol.Event) error {
 	s.buffers()
 	b := protocol.AppendResultHead((*s.body)[:0], s.id)
 	b = s.codec.AppendStreamResult(b, ev)
 	b = protocol.AppendResponseEnd(b)
 	*s.body = b
-	return s.write(eventID, b)
+	s.open()
+	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, b)
+	*s.frame = f
+	_, err := s.w.Write(f)
+	return err
 }
+
+// flush sends what queue wrote.
+func (s *sse) flush() error { return s.rc.Flush() }
 
 // fail answers an error found before any event was sent: a stream of one
 // frame holding the JSON-RPC error. Clients of streaming calls read the
@@ -119,7 +135,7 @@ func (s *sse) write(eventID string, data []byte) error {
 	if _, err := s.w.Write(f); err != nil {
 		return err
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 func (s *sse) heartbeat() error {
@@ -219,7 +235,11 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 // status closes the stream, the client goes, or the config is unloaded
 // (Done): the run goes on in every case.
 func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID, after string, evs []store.StoredEvent) {
-	if s.send(snapID, &protocol.Event{Task: task}) != nil || closesStream(task.Status.State) {
+	if s.queue(snapID, &protocol.Event{Task: task}) != nil {
+		return
+	}
+	if closesStream(task.Status.State) {
+		_ = s.flush()
 		return
 	}
 	defer s.stopHeartbeat()
@@ -228,9 +248,11 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 	// status among them is history and does not end the stream.
 	replaying := after != snapID
 	for {
+		// Every event at hand is written, then flushed once: a burst
+		// costs one flush, and nothing waits that could have gone.
 		for i := range evs {
 			ev := &evs[i]
-			if s.send(ev.ID, &ev.Event) != nil {
+			if s.queue(ev.ID, &ev.Event) != nil {
 				return
 			}
 			if replaying {
@@ -240,8 +262,12 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 				continue
 			}
 			if st := ev.Event.Status; st != nil && closesStream(st.Status.State) {
+				_ = s.flush()
 				return
 			}
+		}
+		if s.flush() != nil {
+			return
 		}
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].ID

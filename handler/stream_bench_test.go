@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -52,8 +53,8 @@ func (r *chunkRun) Next() (upstream.Event, error) {
 
 func (r *chunkRun) Close() error { return nil }
 
-// frameWriter is an SSE client in the same process: every Flush is one
-// frame, announced on flushed. It keeps a copy of the latest frame in a
+// frameWriter is an SSE client in the same process: every event a Flush
+// carries is announced on flushed. It keeps a copy of the latest frame in a
 // reused buffer so a check can read it without the writer allocating.
 type frameWriter struct {
 	h       http.Header
@@ -74,13 +75,20 @@ func (w *frameWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// Flush announces every SSE event it carries (a burst of events already
+// at hand goes out in one flush); last keeps what the flush carried.
 func (w *frameWriter) Flush() {
 	w.mu.Lock()
+	n := bytes.Count(w.pending, frameEnd)
 	w.last, w.pending = append(w.last[:0], w.pending...), w.last[:0]
-	w.frames++
+	w.frames += n
 	w.mu.Unlock()
-	w.flushed <- struct{}{}
+	for range n {
+		w.flushed <- struct{}{}
+	}
 }
+
+var frameEnd = []byte("\n\n")
 
 func (w *frameWriter) lastFrame() string {
 	w.mu.Lock()
