@@ -14,7 +14,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 18 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 19 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -39,9 +39,10 @@ else
 	rounds=3 dur=10s warmup=2s
 	relay_d=12s events_d=5s
 	idle_levels=1000,10000 settle=3s
-	# 1M sends would take ~5 min here; 300k are 30× the store bound.
-	# The SDK peers are 10-20× slower, so they get fewer sends.
-	sends_a2a=300000 sends_sdk=20000
+	# 1M sends (issue 5): ~3 min at the ~6,000 sends/s the module does
+	# here, 100× the store bound. The SDK peers are 3-6× slower here, so
+	# they get fewer sends.
+	sends_a2a=1000000 sends_sdk=20000
 fi
 
 # Ports.
@@ -53,13 +54,14 @@ p_go=$((port + 4))      # a2a-go echo server
 p_js=$((port + 5))      # a2a-js echo server
 p_relay=$((port + 6))   # Caddy + a2a over a paced NDJSON upstream
 p_burst=$((port + 7))   # Caddy + a2a over a burst NDJSON upstream (same process as relay)
-p_idle=$((port + 8))    # Caddy + a2a over an auth-required upstream (idle streams)
+p_idle=$((port + 8))    # idle streams: Caddy + a2a over an auth-required upstream, then Caddy reverse_proxy → p_hold (one at a time)
 p_rss=$((port + 9))     # Caddy + a2a, default store bound (RSS across many sends)
 p_go2=$((port + 10))    # fresh a2a-go for the RSS run
 p_js2=$((port + 11))    # fresh a2a-js for the RSS run
 p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1, reverse_proxy on p_prof+2
 p_idle_admin=$((port + 16)) # admin API of the idle-streams Caddy (forced GC, memstats)
 p_sproxy=$((port + 17)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
+p_hold=$((port + 18))   # upstream of the idle reverse_proxy (its own, started with the idle step's descriptor limit)
 
 pids=()
 cleanup() {
@@ -177,6 +179,26 @@ caddyfile idle "$p_idle" /auth "store memory {
 	servers {
 		protocols h1 h2c
 	}"
+# The baseline of the idle streams: Caddy's own reverse_proxy holding the
+# same streams open (one SSE comment, then nothing) on the same port and
+# admin API, with the same protocols; flushing at once as an SSE proxy must.
+cat >"$work/idle-proxy.caddyfile" <<EOF
+{
+	admin 127.0.0.1:$p_idle_admin
+	auto_https off
+	persist_config off
+	servers {
+		protocols h1 h2c
+	}
+}
+
+http://:$p_idle {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_hold {
+		flush_interval -1
+	}
+}
+EOF
 # One process, three sites: the paced stream (latency) and the burst
 # (events/s) through the module, and the same NDJSON through reverse_proxy
 # (what any extra hop through Caddy costs a stream).
@@ -256,11 +278,13 @@ if step stream; then
 	stop "$pid_stream"
 fi
 
-# fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket
-# per stream. Go raises a process's soft limit of descriptors to the hard
-# one by itself, so the hard limit is what must be enough; root may raise it.
+# fds_for_idle: over HTTP/1.1 the generator and the a2a Caddy hold one
+# socket per stream; the reverse_proxy Caddy holds two (its upstream's too,
+# over h2c as well) and the hold upstream one. Go raises a process's soft
+# limit of descriptors to the hard one by itself, so the hard limit is what
+# must be enough; root may raise it.
 fds_for_idle() {
-	local need=$((${idle_levels##*,} + 1024)) hard
+	local need=$((2 * ${idle_levels##*,} + 1024)) hard
 	hard=$(ulimit -Hn)
 	if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ] && ! ulimit -Hn "$need" 2>/dev/null; then
 		log "idle: needs $need file descriptors per process, the hard limit is $hard (ulimit -Hn)"
@@ -270,18 +294,25 @@ fds_for_idle() {
 }
 
 if step idle; then
-	log "streaming: idle SSE streams (${IDLE_PROTO:-h1,h2c}; a fresh Caddy for each)"
+	log "streaming: idle SSE streams, caddy-a2a and reverse_proxy (${IDLE_PROTO:-h1,h2c}; a fresh Caddy for each)"
 	idle_prof=()
 	if [ -n "${PROFILE:-}" ]; then
 		mkdir -p "$here/out/idle-$stamp"
 		idle_prof=(-profiles "$here/out/idle-$stamp")
 	fi
-	# The generator starts Caddy itself, once per protocol, so each
-	# protocol is measured on a fresh process.
+	# The generator starts Caddy itself, once per target and protocol, so
+	# each is measured on a fresh process. The hold upstream is started
+	# after the descriptor limit is raised; its memory is not measured.
 	if fds_for_idle; then
-		measure idle -proto "${IDLE_PROTO:-h1,h2c}" -rpc "http://127.0.0.1:$p_idle/a2a" -levels "$idle_levels" -settle "$settle" \
+		start hold "$bin/upstream" -addr "127.0.0.1:$p_hold"
+		wait_port "$p_hold" hold
+		measure idle -proto "${IDLE_PROTO:-h1,h2c}" -levels "$idle_levels" -settle "$settle" \
 			-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}" -serverlog "$work/idle.log" \
-			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile"
+			-t "name=caddy-a2a,kind=a2a,url=http://127.0.0.1:$p_idle/a2a" \
+			-t "name=reverse_proxy,kind=hold,url=http://127.0.0.1:$p_idle/hold/30m" \
+			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile" \
+			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle-proxy.caddyfile"
+		stop "$pid_hold"
 	else
 		failed=1
 	fi

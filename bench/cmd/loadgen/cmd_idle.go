@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,42 +13,52 @@ import (
 	"time"
 )
 
-// cmdIdle measures what an open, idle SSE stream costs the server: it
-// creates auth-required tasks (an interrupted state whose streams stay
-// open), lets the server settle, then opens SubscribeToTask streams on
-// them level by level and reads the resident set at each level. The cost of
-// the tasks themselves is taken out by measuring before the streams open.
+// cmdIdle measures what an open, idle SSE stream costs a server, level by
+// level of open streams, with a reading of the server's memory at each.
 //
-// It does so for each protocol of -proto: over HTTP/1.1 (one connection
-// per stream) and over HTTP/2 cleartext (-h2streams streams multiplexed on
-// each connection). Given a server command after the flags, it starts a
-// fresh server for each protocol, so that what one protocol leaves behind
-// (freed but not returned memory, grown pools) does not count against the
-// next; given -pid, it measures that running server for every protocol.
+// A target of kind a2a is the module: the generator first creates
+// auth-required tasks (an interrupted state whose streams stay open), then
+// opens SubscribeToTask streams on them; the tasks' own cost is taken out
+// by reading the memory before the streams open. A target of kind hold is
+// the baseline: the same POSTs to a server that answers each with one SSE
+// comment and holds it open (Caddy's reverse_proxy in front of the bench
+// upstream's /hold), after a few streams opened and closed as a warm-up.
+// With both in one run, the difference is what the module itself costs
+// per stream beyond what any Caddy handler holding a stream open costs.
+//
+// Each target is measured for each protocol of -proto: over HTTP/1.1 (one
+// connection per stream) and over HTTP/2 cleartext (-h2streams streams
+// multiplexed on each connection). A target without a pid has a server
+// command (the commands follow the flags, separated by "--", one per such
+// target in order); the generator starts it afresh for each protocol, so
+// that what one measurement leaves behind (freed but not returned memory,
+// grown pools) does not count against the next.
 func cmdIdle(args []string) error {
 	fs := newFlags("idle")
-	rpc := fs.String("rpc", "", "module JSON-RPC URL whose upstream answers auth-required")
-	pid := fs.Int("pid", 0, "server process, if it is not started by the generator (a command after the flags)")
+	var targets idleTargetFlags
+	fs.Var(&targets, "t", "target, repeatable: name=…,kind=a2a|hold,url=…[,pid=…] (a2a: the module's JSON-RPC URL, whose upstream answers auth-required; hold: a URL that answers one \""+holdComment+"\" comment and holds the stream; pid: a running server instead of a command)")
 	levelsFlag := fs.String("levels", "1000,10000", "stream counts to measure at, ascending")
 	protosFlag := fs.String("proto", "h1", "protocols to measure, in this order: h1 (HTTP/1.1, one connection per stream), h2c (HTTP/2 cleartext, multiplexed)")
 	perConn := fs.Int("h2streams", 200, "h2c: streams per connection (below the server's limit: 250 in Caddy and net/http)")
-	conns := fs.Int("c", 32, "connections used to create the tasks; streams opened at a time")
+	conns := fs.Int("c", 32, "connections used to create the tasks (a2a) or warm up (hold); streams opened at a time")
 	settle := fs.Duration("settle", 3*time.Second, "wait before each RSS reading")
-	admin := fs.String("admin", "", "Caddy admin URL: if set, each reading is also taken after a forced GC, with the Go heap and stack in use")
+	admin := fs.String("admin", "", "Caddy admin URL of the servers measured: if set, each reading is also taken after a forced GC, with the Go heap and stack in use and the goroutines")
 	profDir := fs.String("profiles", "", "with -admin: save heap and goroutine profiles at each level in this directory")
-	serverLog := fs.String("serverlog", "", "with a server command: append its output to this file")
+	serverLog := fs.String("serverlog", "", "with server commands: append their output to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: loadgen idle [flags] -pid PID | loadgen idle [flags] SERVER-COMMAND [ARGS...]")
+		fmt.Fprintln(fs.Output(), "usage: loadgen idle [flags] -t … [-t …] [-- SERVER-COMMAND [ARGS...] [-- SERVER-COMMAND...]]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := idleConfig{rpc: *rpc, pid: *pid, argv: fs.Args(), perConn: *perConn, conns: *conns,
-		settle: *settle, admin: *admin, profDir: *profDir, serverLog: *serverLog}
-	if cfg.rpc == "" || (cfg.pid == 0) == (len(cfg.argv) == 0) {
-		return errors.New("-rpc and either -pid or a server command are required")
+	if len(targets) == 0 {
+		return errors.New("at least one -t is required")
 	}
+	if err := assignCommands(targets, fs.Args()); err != nil {
+		return err
+	}
+	cfg := idleConfig{perConn: *perConn, conns: *conns, settle: *settle, admin: *admin, profDir: *profDir, serverLog: *serverLog}
 	for _, s := range strings.Split(*levelsFlag, ",") {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 || (len(cfg.levels) > 0 && n <= cfg.levels[len(cfg.levels)-1]) {
@@ -61,43 +68,37 @@ func cmdIdle(args []string) error {
 	}
 	protos := strings.Split(*protosFlag, ",")
 	for i, p := range protos {
-		if _, err := newOpener(p, cfg.rpc, cfg.perConn); err != nil {
+		if _, err := newOpener(p, "", cfg.perConn, nil); err != nil {
 			return fmt.Errorf("-proto: %w", err)
 		}
 		if slices.Contains(protos[:i], p) {
 			return fmt.Errorf("-proto %q: %s twice", *protosFlag, p)
 		}
 	}
-	u, err := url.Parse(cfg.rpc)
-	if err != nil {
-		return err
-	}
-	cfg.addr = u.Host
 
-	// A protocol that fails does not hide the others' results; the
+	// A measurement that fails does not hide the others' results; the
 	// command still fails.
 	var runs []idleRun
 	var errs []error
 	for _, p := range protos {
-		run, err := measureIdle(cfg, p)
-		if err != nil {
-			logf("idle: %s: %v", p, err)
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
-			continue
+		for _, t := range targets {
+			run, err := measureIdle(cfg, t, p)
+			if err != nil {
+				logf("idle: %s %s: %v", t.name, p, err)
+				errs = append(errs, fmt.Errorf("%s %s: %w", t.name, p, err))
+				continue
+			}
+			runs = append(runs, run)
 		}
-		runs = append(runs, run)
 	}
 	if len(runs) > 0 {
-		printIdle(cfg, runs)
+		printIdle(cfg, targets, protos, runs)
 	}
 	return errors.Join(errs...)
 }
 
 // idleConfig is the idle command's settings.
 type idleConfig struct {
-	rpc, addr string
-	pid       int
-	argv      []string
 	levels    []int
 	perConn   int
 	conns     int
@@ -107,12 +108,14 @@ type idleConfig struct {
 	serverLog string
 }
 
-// idleRun is what one protocol measured.
+// idleRun is what one target measured over one protocol.
 type idleRun struct {
-	proto string
-	// base is the server at the start, tasks with the tasks created and
-	// no stream open; hwm is its peak RSS (KB) at the end.
-	base, tasks reading
+	target *idleTarget
+	proto  string
+	// base is the server at the start, ready the server with the tasks
+	// created (a2a) or warmed up (hold) and no stream open; hwm is its
+	// peak RSS (KB) at the end.
+	base, ready reading
 	hwm         int64
 	rows        []idleRow
 }
@@ -123,14 +126,14 @@ type idleRow struct {
 	reading
 }
 
-// measureIdle creates the tasks, opens the streams of one protocol level
-// by level with a reading at each, checks that none of them ended, and
-// closes them.
-func measureIdle(cfg idleConfig, proto string) (run idleRun, err error) {
-	run.proto = proto
-	pid := cfg.pid
-	if len(cfg.argv) > 0 {
-		srv, err := startServer(cfg.argv, cfg.serverLog, cfg.addr)
+// measureIdle prepares the target (tasks or warm-up), opens its streams
+// over one protocol level by level with a reading at each, checks that
+// none of them ended, and closes them.
+func measureIdle(cfg idleConfig, t *idleTarget, proto string) (run idleRun, err error) {
+	run.target, run.proto = t, proto
+	pid := t.pid
+	if len(t.argv) > 0 {
+		srv, err := startServer(t.argv, cfg.serverLog, t.addr)
 		if err != nil {
 			return run, err
 		}
@@ -142,7 +145,11 @@ func measureIdle(cfg idleConfig, proto string) (run idleRun, err error) {
 		}()
 		pid = srv.pid()
 	}
-	o, err := newOpener(proto, cfg.rpc, cfg.perConn)
+	check := checkFirstFrame
+	if t.kind == idleHold {
+		check = checkHoldComment
+	}
+	o, err := newOpener(proto, t.url, cfg.perConn, check)
 	if err != nil {
 		return run, err
 	}
@@ -153,14 +160,20 @@ func measureIdle(cfg idleConfig, proto string) (run idleRun, err error) {
 	if run.base, err = read(); err != nil {
 		return run, err
 	}
-	ids, err := createAuthTasks(cfg.rpc, total, cfg.conns)
+	var ids []string
+	switch t.kind {
+	case idleA2A:
+		ids, err = createAuthTasks(t.url, total, cfg.conns)
+	case idleHold:
+		ids, err = warmUp(proto, t.url, cfg.perConn, cfg.conns, total)
+	}
 	if err != nil {
 		return run, err
 	}
-	if run.tasks, err = read(); err != nil {
+	if run.ready, err = read(); err != nil {
 		return run, err
 	}
-	logf("idle %s: %d auth-required tasks, RSS %s → %s", proto, total, fmtKB(run.base.rss), fmtKB(run.tasks.rss))
+	logf("idle %s %s: ready (%s), RSS %s → %s", t.name, proto, readyWhat(t.kind, total, cfg.conns), fmtKB(run.base.rss), fmtKB(run.ready.rss))
 
 	var (
 		held   []io.Closer
@@ -184,12 +197,13 @@ func measureIdle(cfg idleConfig, proto string) (run idleRun, err error) {
 		run.rows = append(run.rows, idleRow{level, o.conns(), r})
 		if cfg.admin != "" && cfg.profDir != "" {
 			for _, p := range []string{"heap", "goroutine"} {
-				if err := adminSave(fmt.Sprintf("%s/debug/pprof/%s", cfg.admin, p), fmt.Sprintf("%s/idle-%s-%s-%d.pprof", cfg.profDir, proto, p, level)); err != nil {
+				file := fmt.Sprintf("%s/idle-%s-%s-%s-%d.pprof", cfg.profDir, fileSafe.ReplaceAllString(t.name, "-"), proto, p, level)
+				if err := adminSave(fmt.Sprintf("%s/debug/pprof/%s", cfg.admin, p), file); err != nil {
 					return run, err
 				}
 			}
 		}
-		logf("idle %s: %d streams open on %d connections, RSS %s (after GC: %s)", proto, level, o.conns(), fmtKB(r.rss), fmtKB(r.gcRSS))
+		logf("idle %s %s: %d streams open on %d connections, RSS %s (after GC: %s)", t.name, proto, level, o.conns(), fmtKB(r.rss), fmtKB(r.gcRSS))
 	}
 	if n := closed.Load(); n > 0 {
 		return run, fmt.Errorf("the server ended %d idle streams", n)
@@ -198,123 +212,42 @@ func measureIdle(cfg idleConfig, proto string) (run idleRun, err error) {
 	return run, err
 }
 
-// printIdle prints the runs' markdown section: one table, one row per
-// protocol and level.
-func printIdle(cfg idleConfig, runs []idleRun) {
-	total := cfg.levels[len(cfg.levels)-1]
-	fmt.Printf("\n### Idle SSE streams (SubscribeToTask on auth-required tasks)\n\n")
-	fmt.Printf("h1: HTTP/1.1, one connection per stream; h2c: HTTP/2 cleartext (prior knowledge), %d streams per connection. ", cfg.perConn)
-	if len(cfg.argv) > 0 {
-		fmt.Print("Each protocol on a fresh server process.")
-	} else {
-		fmt.Print("Every protocol on the same server process, in the order of the table.")
+// readyWhat says what was done to a target before its streams opened.
+func readyWhat(kind string, total, conns int) string {
+	if kind == idleA2A {
+		return fmt.Sprintf("%d auth-required tasks", total)
 	}
-	fmt.Printf(" Each reading is taken %s after the streams opened", cfg.settle)
-	if cfg.admin != "" {
-		fmt.Printf("; the \"after GC\" one after a GC forced through Caddy's admin API (/debug/pprof/heap?gc=1) and another %s, with the live Go heap and goroutine stacks from /debug/vars", cfg.settle)
-	}
-	fmt.Print(". Server RSS:\n\n")
-	for _, r := range runs {
-		fmt.Printf("- %s: %s at start, %s with %d auth-required tasks and no stream (%.1f KB per task), peak %s\n",
-			r.proto, fmtKB(r.base.rss), fmtKB(r.tasks.rss), total, float64(r.tasks.rss-r.base.rss)/float64(total), fmtKB(r.hwm))
-	}
-	fmt.Println()
-	per := func(kb, base int64, n int) string { return fmt.Sprintf("%.1f KB", float64(kb-base)/float64(n)) }
-	if cfg.admin == "" {
-		fmt.Println("| protocol | open streams | connections | server RSS | added by the streams | per stream |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|")
-		for _, run := range runs {
-			for _, r := range run.rows {
-				fmt.Printf("| %s | %d | %d | %s | %s | %s |\n", run.proto, r.streams, r.conns, fmtKB(r.rss), fmtKB(r.rss-run.tasks.rss), per(r.rss, run.tasks.rss, r.streams))
-			}
-		}
-	} else {
-		fmt.Println("| protocol | open streams | connections | server RSS | per stream | RSS after GC | per stream after GC | Go live heap, per stream | stacks, per stream |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, run := range runs {
-			b := run.tasks
-			for _, r := range run.rows {
-				fmt.Printf("| %s | %d | %d | %s | %s | %s | **%s** | %s | %s |\n", run.proto, r.streams, r.conns, fmtKB(r.rss), per(r.rss, b.rss, r.streams),
-					fmtKB(r.gcRSS), per(r.gcRSS, b.gcRSS, r.streams), per(r.heap, b.heap, r.streams), per(r.stack, b.stack, r.streams))
-			}
-		}
-	}
-	fmt.Println()
+	return fmt.Sprintf("%d streams opened and closed", conns)
 }
 
-// reading is the server's memory at one moment, in KB.
-type reading struct {
-	rss int64
-	// Only with an admin URL: after a forced GC.
-	gcRSS, heap, stack int64
-}
-
-// takeReading waits settle and reads the RSS; with an admin URL it then
-// forces a GC, waits settle again for the scavenger, and reads the RSS and
-// the Go heap and stack in use.
-func takeReading(pid int, admin string, settle time.Duration) (reading, error) {
-	var r reading
-	time.Sleep(settle)
-	var err error
-	if r.rss, err = memKB(pid, "VmRSS"); err != nil || admin == "" {
-		return r, err
-	}
-	if err := adminGet(admin+"/debug/pprof/heap?gc=1", nil); err != nil {
-		return r, err
-	}
-	time.Sleep(settle)
-	if r.gcRSS, err = memKB(pid, "VmRSS"); err != nil {
-		return r, err
-	}
-	var vars struct {
-		Memstats struct {
-			HeapAlloc  int64
-			StackInuse int64
-		} `json:"memstats"`
-	}
-	if err := adminGet(admin+"/debug/vars", &vars); err != nil {
-		return r, err
-	}
-	r.heap, r.stack = vars.Memstats.HeapAlloc>>10, vars.Memstats.StackInuse>>10
-	return r, nil
-}
-
-// adminGet GETs an admin URL and decodes its JSON into v (nil: discard).
-func adminGet(u string, v any) error {
-	resp, err := http.Get(u)
+// warmUp opens n hold streams and closes them again, on connections of
+// their own, so that what a server sets up on its first requests (pools,
+// its proxy transport) is in the reading taken before the measured streams,
+// as the task creation puts it there for the module. It returns the ids of
+// the measured streams, which a hold server ignores.
+func warmUp(proto, u string, perConn, n, total int) ([]string, error) {
+	o, err := newOpener(proto, u, perConn, checkHoldComment)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	warm := make([]string, n)
+	for i := range warm {
+		warm[i] = fmt.Sprintf("warm-up-%d", i)
 	}
-	if v == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
+	var closed atomic.Int64
+	ss, err := openStreams(o, 0, warm, n, &closed)
+	for _, s := range ss {
+		s.Close()
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// adminSave GETs an admin URL into a file.
-func adminSave(u, file string) error {
-	resp, err := http.Get(u)
+	o.close()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	ids := make([]string, total)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("hold-%d", i)
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return ids, nil
 }
 
 // createAuthTasks makes n tasks with blocking SendMessage calls and returns

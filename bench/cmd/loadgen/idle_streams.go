@@ -24,8 +24,8 @@ const firstFrameTimeout = 30 * time.Second
 // by open(i, …); the opener decides which connection carries it.
 type streamOpener interface {
 	// open sends SubscribeToTask for task id and returns once the stream's
-	// first frame, the auth-required task, has arrived and been checked.
-	// The stream stays open until the returned Closer is closed.
+	// first frame has arrived and passed the opener's check. The stream
+	// stays open until the returned Closer is closed.
 	open(i int, id string) (io.Closer, *sseReader, error)
 	// conns is how many connections the opener has dialed so far.
 	conns() int
@@ -36,16 +36,17 @@ type streamOpener interface {
 
 // newOpener returns the opener of a protocol: "h1" (HTTP/1.1, one
 // connection per stream) or "h2c" (HTTP/2 over cleartext, perConn streams
-// per connection).
-func newOpener(proto, rpc string, perConn int) (streamOpener, error) {
+// per connection). Its streams POST to rpc, and check reads and checks
+// each one's first frame.
+func newOpener(proto, rpc string, perConn int, check func(*sseReader) error) (streamOpener, error) {
 	switch proto {
 	case "h1":
-		return &h1Opener{rpc: rpc}, nil
+		return &h1Opener{rpc: rpc, check: check}, nil
 	case "h2c":
 		if perConn <= 0 {
 			return nil, fmt.Errorf("h2c: %d streams per connection", perConn)
 		}
-		return &h2cOpener{rpc: rpc, perConn: perConn, timeout: firstFrameTimeout}, nil
+		return &h2cOpener{rpc: rpc, check: check, perConn: perConn, timeout: firstFrameTimeout}, nil
 	}
 	return nil, fmt.Errorf("protocol %q: want h1 or h2c", proto)
 }
@@ -54,6 +55,7 @@ func newOpener(proto, rpc string, perConn int) (streamOpener, error) {
 // client: one stream is one connection, as most SSE clients do it.
 type h1Opener struct {
 	rpc   string
+	check func(*sseReader) error
 	dials atomic.Int64
 }
 
@@ -82,7 +84,7 @@ func (o *h1Opener) open(_ int, id string) (io.Closer, *sseReader, error) {
 			return nil, fmt.Errorf("HTTP %d", resp.Status)
 		}
 		sr := newSSEReader(c, &resp)
-		if err := checkFirstFrame(sr); err != nil {
+		if err := o.check(sr); err != nil {
 			return nil, err
 		}
 		// From here on the stream idles as long as the server keeps it.
@@ -107,6 +109,7 @@ func (o *h1Opener) close() {}
 // stream slot rather than open another connection.
 type h2cOpener struct {
 	rpc     string
+	check   func(*sseReader) error
 	perConn int
 	timeout time.Duration
 
@@ -178,7 +181,7 @@ func (o *h2cOpener) open(i int, id string) (io.Closer, *sseReader, error) {
 			return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 		}
 		sr := &sseReader{br: bufio.NewReaderSize(resp.Body, 16<<10)}
-		if err := checkFirstFrame(sr); err != nil {
+		if err := o.check(sr); err != nil {
 			return nil, err
 		}
 		if !timer.Stop() {
@@ -212,7 +215,7 @@ type closerFunc func() error
 func (f closerFunc) Close() error { return f() }
 
 // checkFirstFrame reads a SubscribeToTask stream's first frame, which must
-// be the auth-required task the stream was opened on.
+// be the auth-required task the stream was opened on (kind a2a).
 func checkFirstFrame(sr *sseReader) error {
 	data, err := sr.next()
 	if err != nil {
@@ -224,6 +227,19 @@ func checkFirstFrame(sr *sseReader) error {
 	}
 	if f.Result.Task == nil || f.Result.Task.Status.State != "TASK_STATE_AUTH_REQUIRED" {
 		return fmt.Errorf("first frame is not the auth-required task: %.200s", data)
+	}
+	return nil
+}
+
+// checkHoldComment reads a hold stream's first line, which must be
+// holdComment (kind hold).
+func checkHoldComment(sr *sseReader) error {
+	line, err := sr.line()
+	if err != nil {
+		return err
+	}
+	if string(line) != holdComment {
+		return fmt.Errorf("first line is not %q: %.200q", holdComment, line)
 	}
 	return nil
 }

@@ -7,7 +7,8 @@
 //	loadgen sends  -t … -n N                                 RSS across N sends (flat with a bounded store?)
 //	loadgen relay  -direct URL -a2a URL                      upstream chunk → client frame latency
 //	loadgen events -direct URL -a2a URL                      events/s through one stream
-//	loadgen idle   -rpc URL -proto h1,h2c -- SERVER-CMD…      RSS of 1k and 10k idle SSE streams, a fresh server per protocol
+//	loadgen idle   -t …,kind=a2a -t …,kind=hold -proto h1,h2c -- CMD… -- CMD…
+//	                                                         RSS of 1k and 10k idle SSE streams, the module's and a baseline's, a fresh server each
 package main
 
 import (

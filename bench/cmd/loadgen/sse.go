@@ -47,6 +47,16 @@ func (s *sseReader) next() ([]byte, error) {
 	}
 }
 
+// line returns the next line, whatever it holds, without its line ending.
+// The slice is valid until the next call.
+func (s *sseReader) line() ([]byte, error) {
+	line, err := s.br.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
+
 // streamFrame is the part of a 1.0 StreamResponse the checks read.
 type streamFrame struct {
 	Error *struct {

@@ -13,6 +13,11 @@
 //	         pause (a Go duration) between them; 0s writes them as fast as
 //	         the connection takes them. The timestamp is taken just before
 //	         the chunk is written, so a reader can measure relay latency.
+//	/hold/<max>
+//	         a text/event-stream that is one SSE comment, ": hold", flushed,
+//	         then held open until the client goes or max (a Go duration)
+//	         has passed: what Caddy's reverse_proxy holds as the baseline of
+//	         the idle-stream test.
 package main
 
 import (
@@ -34,6 +39,7 @@ func main() {
 	mux.HandleFunc("/echo", echo)
 	mux.HandleFunc("/auth", auth)
 	mux.HandleFunc("/ndjson/{n}/{every}", ndjson)
+	mux.HandleFunc("/hold/{max}", hold)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
