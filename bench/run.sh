@@ -61,7 +61,7 @@ p_js2=$((port + 11))    # fresh a2a-js for the RSS run
 p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1, reverse_proxy on p_prof+2
 p_idle_admin=$((port + 16)) # admin API of the idle-streams Caddy (forced GC, memstats)
 p_sproxy=$((port + 17)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
-p_hold=$((port + 18))   # upstream of the idle reverse_proxy (its own, started with the idle step's descriptor limit)
+p_hold=$((port + 18))   # upstream of the idle reverse_proxy (its own, so the shared one never holds 10k streams)
 
 pids=()
 cleanup() {
@@ -182,6 +182,9 @@ caddyfile idle "$p_idle" /auth "store memory {
 # The baseline of the idle streams: Caddy's own reverse_proxy holding the
 # same streams open (one SSE comment, then nothing) on the same port and
 # admin API, with the same protocols; flushing at once as an SSE proxy must.
+# To the upstream it speaks h2c: 10,000 streams on ~40 connections, where
+# HTTP/1.1 would take a socket per stream on top of the client's, more than
+# the 20,000 descriptors a process may have here (and more per stream).
 cat >"$work/idle-proxy.caddyfile" <<EOF
 {
 	admin 127.0.0.1:$p_idle_admin
@@ -196,6 +199,9 @@ http://:$p_idle {
 	bind 127.0.0.1
 	reverse_proxy 127.0.0.1:$p_hold {
 		flush_interval -1
+		transport http {
+			versions h2c
+		}
 	}
 }
 EOF
@@ -278,13 +284,12 @@ if step stream; then
 	stop "$pid_stream"
 fi
 
-# fds_for_idle: over HTTP/1.1 the generator and the a2a Caddy hold one
-# socket per stream; the reverse_proxy Caddy holds two (its upstream's too,
-# over h2c as well) and the hold upstream one. Go raises a process's soft
-# limit of descriptors to the hard one by itself, so the hard limit is what
-# must be enough; root may raise it.
+# fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket
+# per stream (the reverse_proxy's upstream is h2c: a few more). Go raises a
+# process's soft limit of descriptors to the hard one by itself, so the hard
+# limit is what must be enough; root may raise it.
 fds_for_idle() {
-	local need=$((2 * ${idle_levels##*,} + 1024)) hard
+	local need=$((${idle_levels##*,} + 1024)) hard
 	hard=$(ulimit -Hn)
 	if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ] && ! ulimit -Hn "$need" 2>/dev/null; then
 		log "idle: needs $need file descriptors per process, the hard limit is $hard (ulimit -Hn)"

@@ -2,7 +2,9 @@
 // front of: Caddy's reverse_proxy (the ceiling) and the a2a module both call
 // it, so the difference between them is what the module costs.
 //
-// Routes (all answer any method):
+// It speaks HTTP/1.1 and HTTP/2 cleartext (prior knowledge), so a proxy
+// can hold thousands of streams to it on a few connections. Routes (all
+// answer any method):
 //
 //	/echo    the agent contract's plain answer: the request's "input" string
 //	         as a text/plain 200 body (the module makes it the artifact).
@@ -45,7 +47,10 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("upstream listening on %s", ln.Addr())
-	log.Fatal((&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	log.Fatal((&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: &protos}).Serve(ln))
 }
 
 // contract is the part of the module's request this agent reads.
