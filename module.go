@@ -279,7 +279,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	case h.CardPath:
 		return h.serveCard(w, r)
 	case h.RPCPath:
-		return h.serveRPC(w, r)
+		st, err := h.startRPC(w, r)
+		if st != nil {
+			st.Serve()
+		}
+		return err
 	}
 	return next.ServeHTTP(w, r)
 }

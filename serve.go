@@ -28,26 +28,27 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// serveRPC checks the HTTP envelope of a JSON-RPC call (method, media
-// type, size), resolves the caller and hands the body to the endpoint.
-func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request) error {
+// startRPC checks the HTTP envelope of a JSON-RPC call (method, media
+// type, size), resolves the caller and hands the body to the endpoint. A
+// stream it set up comes back unserved: ServeHTTP serves it from its own
+// frame (handler.Endpoint.StartRPC says why).
+func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Stream, error) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		return caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
+		return nil, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
 	}
 	if !jsonContentType(r.Header.Get("Content-Type")) {
-		return caddyhttp.Error(http.StatusUnsupportedMediaType,
+		return nil, caddyhttp.Error(http.StatusUnsupportedMediaType,
 			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", r.Header.Get("Content-Type")))
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
-	h.endpoint.ServeRPC(w, r, body, handler.Caller{Owner: h.owner(r)})
-	return nil
+	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: h.owner(r)}), nil
 }
 
 // readBody reads the request body within max_request_body.

@@ -217,7 +217,39 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 // errors of a streaming method are one SSE frame, because some clients
 // ignore a plain JSON answer to a streaming call.
 func (e *Endpoint) ServeRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
-	e.serveRPC(w, r, body, c)
+	if st := e.serveRPC(w, r, body, c); st != nil {
+		st.Serve()
+	}
+}
+
+// StartRPC is ServeRPC for a caller that serves streams itself: it answers
+// every request as ServeRPC does, except that a stream which has been set
+// up is returned unserved, and the caller must call its Serve (at once,
+// with w still valid). Why: an open stream parks its goroutine for as long
+// as the client listens, on a stack sized by the deepest call the request
+// made on its way there. Serving the stream from the caller's frame, after
+// decoding and setup have returned, keeps that depth within Go's smallest
+// stack that fits an HTTP/2 handler under Caddy: 8 KB per idle stream
+// instead of 16 KB (BENCHMARKS.md measures both).
+func (e *Endpoint) StartRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) *Stream {
+	return e.serveRPC(w, r, body, c)
+}
+
+// Stream is an SSE answer that has been set up and not yet served.
+type Stream struct {
+	e             *Endpoint
+	ctx           context.Context
+	s             *sse
+	task          *protocol.Task
+	snapID, after string
+	first         []store.StoredEvent
+}
+
+// Serve sends the stream until it ends: the task settles, the client
+// goes or the config is unloaded. Call it once.
+func (st *Stream) Serve() {
+	defer st.s.release()
+	st.e.pump(st.ctx, st.s, st.task, st.snapID, st.after, st.first)
 }
 
 // Runner executes task runs in the background. It lives as long as the

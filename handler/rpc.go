@@ -42,7 +42,9 @@ func requestedVersion(r *http.Request) string {
 	return ""
 }
 
-func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
+// serveRPC answers one request; a stream ready to be served is returned
+// instead (StartRPC says why).
+func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) *Stream {
 	req, perr := protocol.DecodeRequestLimit(body, e.opts.MaxJSONDepth)
 	raw := requestedVersion(r)
 	hv, hvOK := protocol.ParseVersionHeader(raw)
@@ -58,7 +60,7 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 			codec = e.codecs[protocol.V10]
 		}
 		e.writeError(w, codec, req.ID, perr)
-		return
+		return nil
 	}
 
 	dialect := protocol.DialectOf(req.Method)
@@ -80,22 +82,22 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 			codec = e.codecs[protocol.V10]
 		}
 		fail(codec, perr)
-		return
+		return nil
 	}
 	if perr != nil {
 		fail(codec, perr)
-		return
+		return nil
 	}
 	if !known {
 		e.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
-		return
+		return nil
 	}
 	if needsExtensions(m) {
 		// Before the params are even decoded: nothing is read or written
 		// for a client that cannot speak a required extension.
 		if perr := neg.requiredError(); perr != nil {
 			fail(codec, perr)
-			return
+			return nil
 		}
 	}
 
@@ -105,7 +107,7 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 		p, err := codec.DecodeSend(req.Params)
 		if err != nil {
 			fail(codec, asParamsError(err))
-			return
+			return nil
 		}
 		var ev protocol.Event
 		if e.opts.Reply == ReplyMessage {
@@ -115,51 +117,51 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 		}
 		if perr != nil {
 			fail(codec, perr)
-			return
+			return nil
 		}
 		e.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
 	case protocol.MethodGetTask:
 		p, err := codec.DecodeGetTask(req.Params)
 		if err != nil {
 			fail(codec, asParamsError(err))
-			return
+			return nil
 		}
 		t, perr := e.getTask(ctx, c, p)
 		if perr != nil {
 			fail(codec, perr)
-			return
+			return nil
 		}
 		e.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodCancelTask:
 		p, err := codec.DecodeTaskID(req.Params)
 		if err != nil {
 			fail(codec, asParamsError(err))
-			return
+			return nil
 		}
 		t, perr := e.cancelTask(ctx, c, p)
 		if perr != nil {
 			fail(codec, perr)
-			return
+			return nil
 		}
 		e.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodListTasks:
 		p, err := codec.DecodeListTasks(req.Params)
 		if err != nil {
 			fail(codec, asParamsError(err))
-			return
+			return nil
 		}
 		res, perr := e.listTasks(ctx, c, p)
 		if perr != nil {
 			fail(codec, perr)
-			return
+			return nil
 		}
 		e.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
 	case protocol.MethodStream, protocol.MethodSubscribe:
 		if !e.opts.Streaming {
 			fail(codec, protocol.ErrUnsupportedOperation("Streaming is not supported by this agent"))
-			return
+			return nil
 		}
-		e.serveStream(w, r, c, codec, req.ID, m, req.Params)
+		return e.serveStream(w, r, c, codec, req.ID, m, req.Params)
 	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
 		fail(codec, protocol.ErrPushNotSupported())
 	case protocol.MethodExtendedCard:
@@ -169,6 +171,7 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 	default:
 		e.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 	}
+	return nil
 }
 
 // checkVersion applies the version rules to a request for method (of

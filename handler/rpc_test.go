@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -183,4 +185,33 @@ func TestRPCVersionRouting(t *testing.T) {
 			wantError(t, f, -32004, idOf(r.body), r.version == "1.0", "UNSUPPORTED_OPERATION")
 		}
 	})
+}
+
+// StartRPC answers everything but a ready stream itself; the stream comes
+// back unserved (nothing written yet) and Serve sends it.
+func TestStartRPCReturnsReadyStream(t *testing.T) {
+	h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")))
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
+	id := str(t, resp, "result", "task", "id")
+
+	start := func(body string) (*Stream, *httptest.ResponseRecorder) {
+		r := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(body))
+		r.Header.Set("A2A-Version", "1.0")
+		w := httptest.NewRecorder()
+		return h.ep.StartRPC(w, r, []byte(body), Caller{Owner: "alice"}), w
+	}
+	if st, w := start(call("GetTask", `{"id":"`+id+`"}`)); st != nil || !strings.Contains(w.Body.String(), `"TASK_STATE_INPUT_REQUIRED"`) {
+		t.Fatalf("GetTask: stream %v, answer %q", st, w.Body.String())
+	}
+	if st, w := start(call("SubscribeToTask", `{"id":"missing"}`)); st != nil || !strings.Contains(w.Body.String(), `"code":-32001`) {
+		t.Fatalf("subscribe to a missing task: stream %v, answer %q", st, w.Body.String())
+	}
+	st, w := start(call("SubscribeToTask", `{"id":"`+id+`"}`))
+	if st == nil || w.Body.Len() != 0 {
+		t.Fatalf("subscribe: stream %v, written before Serve: %q", st, w.Body.String())
+	}
+	st.Serve() // input-required: the Task frame, then the stream ends
+	if got := w.Body.String(); !strings.HasPrefix(got, "id: ") || !strings.Contains(got, `"task":{"id":"`+id+`"`) || strings.Count(got, "data: ") != 1 {
+		t.Fatalf("served stream %q", got)
+	}
 }

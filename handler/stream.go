@@ -148,9 +148,17 @@ func (s *sse) heartbeat() error {
 
 // serveStream answers message/stream, SendStreamingMessage,
 // tasks/resubscribe and SubscribeToTask.
-func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller, codec protocol.Codec, id json.RawMessage, m protocol.Method, params json.RawMessage) {
+//
+// It answers errors (and a message-reply stream) itself and returns nil;
+// a stream that is ready to go is returned for the caller to serve (see
+// StartRPC), holding the scratch buffers it takes over.
+func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller, codec protocol.Codec, id json.RawMessage, m protocol.Method, params json.RawMessage) (ready *Stream) {
 	s := newSSE(w, id, codec)
-	defer s.release()
+	defer func() {
+		if ready == nil {
+			s.release()
+		}
+	}()
 	ctx := r.Context()
 	var (
 		task   *protocol.Task
@@ -162,16 +170,16 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 		p, err := codec.DecodeSend(params)
 		if err != nil {
 			s.fail(asParamsError(err))
-			return
+			return nil
 		}
 		if e.opts.Reply == ReplyMessage {
 			e.streamReply(ctx, s, c, p)
-			return
+			return nil
 		}
 		st, perr := e.prepareSend(ctx, c, p)
 		if perr != nil {
 			s.fail(perr)
-			return
+			return nil
 		}
 		task, snapID = st.task, st.lastEventID
 		if snapID == "" {
@@ -181,13 +189,13 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 			if err != nil {
 				_ = e.startRun(st)
 				s.fail(storeError(e.log, "get task", task.ID, err))
-				return
+				return nil
 			}
 			task, snapID = rec.Task, rec.LastEventID
 		}
 		if perr := e.startRun(st); perr != nil {
 			s.fail(perr)
-			return
+			return nil
 		}
 		task = withHistoryLength(task, p.HistoryLength)
 		after = snapID
@@ -195,12 +203,12 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 		p, err := codec.DecodeTaskID(params)
 		if err != nil {
 			s.fail(asParamsError(err))
-			return
+			return nil
 		}
 		rec, perr := e.subscribable(ctx, c, p.ID)
 		if perr != nil {
 			s.fail(perr)
-			return
+			return nil
 		}
 		task, snapID, after = rec.Task, rec.LastEventID, rec.LastEventID
 		if lei := headerValue(r.Header, lastEventKey); lei != "" {
@@ -214,7 +222,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 	if errors.Is(err, store.ErrBadEventID) {
 		s.fail(protocol.ErrInvalidParams("Last-Event-ID is not an event id of this task",
 			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"}))
-		return
+		return nil
 	}
 	if err == nil && after != snapID && !hasEventID(first, snapID) {
 		// Last-Event-ID is well formed but not a position before the
@@ -226,9 +234,9 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 	}
 	if err != nil {
 		s.fail(storeError(e.log, "read task events", task.ID, err))
-		return
+		return nil
 	}
-	e.pump(ctx, s, task, snapID, after, first)
+	return &Stream{e: e, ctx: ctx, s: s, task: task, snapID: snapID, after: after, first: first}
 }
 
 // pump sends the Task frame and then the task's log after after until a
