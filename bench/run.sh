@@ -9,7 +9,8 @@
 #                                  idle rss profile (profile needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
-# a2a-go v2.4.0 echo server and the load generator (Go module bench/), installs
+# a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
+# floor of the idle streams) and the load generator (Go module bench/), installs
 # the @a2a-js/sdk 1.3.0 + express 5 echo server (npm ci, bench/js), starts every
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
@@ -54,7 +55,7 @@ p_go=$((port + 4))      # a2a-go echo server
 p_js=$((port + 5))      # a2a-js echo server
 p_relay=$((port + 6))   # Caddy + a2a over a paced NDJSON upstream
 p_burst=$((port + 7))   # Caddy + a2a over a burst NDJSON upstream (same process as relay)
-p_idle=$((port + 8))    # idle streams: Caddy + a2a over an auth-required upstream, then Caddy reverse_proxy → p_hold (one at a time)
+p_idle=$((port + 8))    # idle streams: Caddy + a2a over an auth-required upstream, the floor Caddy, Caddy reverse_proxy → p_hold (one at a time)
 p_rss=$((port + 9))     # Caddy + a2a, default store bound (RSS across many sends)
 p_go2=$((port + 10))    # fresh a2a-go for the RSS run
 p_js2=$((port + 11))    # fresh a2a-js for the RSS run
@@ -152,7 +153,7 @@ EOF
 
 log "build: Caddy with the a2a module (./cmd/caddy)"
 (cd "$root" && go build -o "$bin/caddy" ./cmd/caddy)
-log "build: upstream, a2a-go echo server, load generator (bench/)"
+log "build: upstream, a2a-go echo server, floor Caddy, load generator (bench/)"
 (cd "$here" && go build -o "$bin/" ./cmd/...)
 log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
 (cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
@@ -179,9 +180,29 @@ caddyfile idle "$p_idle" /auth "store memory {
 	servers {
 		protocols h1 h2c
 	}"
-# The baseline of the idle streams: Caddy's own reverse_proxy holding the
-# same streams open (one SSE comment, then nothing) on the same port and
-# admin API, with the same protocols; flushing at once as an SSE proxy must.
+# The floor of the idle streams: a stock Caddy whose handler (bench_hold,
+# bench/cmd/holdcaddy) does the least that holds a stream open (one SSE
+# comment, flushed, then nothing), on the same port and admin API, with the
+# same protocols. What a stream costs it, any Caddy handler pays; the
+# module's own cost is its streams' minus these.
+cat >"$work/idle-floor.caddyfile" <<EOF
+{
+	admin 127.0.0.1:$p_idle_admin
+	auto_https off
+	persist_config off
+	servers {
+		protocols h1 h2c
+	}
+}
+
+http://:$p_idle {
+	bind 127.0.0.1
+	bench_hold
+}
+EOF
+# A reference, not a floor: Caddy's own reverse_proxy holding the same
+# streams open in front of the upstream's /hold, flushing at once as an SSE
+# proxy must; it keeps a copy buffer and a goroutine more per stream.
 # To the upstream it speaks h2c: 10,000 streams on ~40 connections, where
 # HTTP/1.1 would take a socket per stream on top of the client's, more than
 # the 20,000 descriptors a process may have here (and more per stream).
@@ -299,7 +320,7 @@ fds_for_idle() {
 }
 
 if step idle; then
-	log "streaming: idle SSE streams, caddy-a2a and reverse_proxy (${IDLE_PROTO:-h1,h2c}; a fresh Caddy for each)"
+	log "streaming: idle SSE streams, caddy-a2a, the empty handler (floor) and reverse_proxy (${IDLE_PROTO:-h1,h2c}; a fresh Caddy for each)"
 	idle_prof=()
 	if [ -n "${PROFILE:-}" ]; then
 		mkdir -p "$here/out/idle-$stamp"
@@ -314,8 +335,11 @@ if step idle; then
 		measure idle -proto "${IDLE_PROTO:-h1,h2c}" -levels "$idle_levels" -settle "$settle" \
 			-admin "http://127.0.0.1:$p_idle_admin" "${idle_prof[@]}" -serverlog "$work/idle.log" \
 			-t "name=caddy-a2a,kind=a2a,url=http://127.0.0.1:$p_idle/a2a" \
-			-t "name=reverse_proxy,kind=hold,url=http://127.0.0.1:$p_idle/hold/30m" \
+			-t "name=empty Caddy handler (floor),kind=hold,url=http://127.0.0.1:$p_idle/hold" \
+			-t "name=reverse_proxy (reference),kind=hold,url=http://127.0.0.1:$p_idle/hold/30m" \
+			-floor "empty Caddy handler (floor)" \
 			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle.caddyfile" \
+			-- "$bin/holdcaddy" run --adapter caddyfile --config "$work/idle-floor.caddyfile" \
 			-- "$bin/caddy" run --adapter caddyfile --config "$work/idle-proxy.caddyfile"
 		stop "$pid_hold"
 	else

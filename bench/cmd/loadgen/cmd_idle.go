@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,12 +20,15 @@ import (
 // A target of kind a2a is the module: the generator first creates
 // auth-required tasks (an interrupted state whose streams stay open), then
 // opens SubscribeToTask streams on them; the tasks' own cost is taken out
-// by reading the memory before the streams open. A target of kind hold is
-// the baseline: the same POSTs to a server that answers each with one SSE
-// comment and holds it open (Caddy's reverse_proxy in front of the bench
-// upstream's /hold), after a few streams opened and closed as a warm-up.
-// With both in one run, the difference is what the module itself costs
-// per stream beyond what any Caddy handler holding a stream open costs.
+// by reading the memory before the streams open. A target of kind hold gets
+// the same POSTs, after a few streams opened and closed as a warm-up, from
+// a server that answers each with one SSE comment and holds it open. The
+// hold target named by -floor is the floor: a Caddy whose handler does no
+// more than that (bench/cmd/holdcaddy), so what its streams cost any
+// handler holding a request open costs. With the module and the floor in
+// one run, the difference is what the module itself costs per stream.
+// Other hold targets (Caddy's reverse_proxy in front of the bench
+// upstream's /hold) are references, in the table only.
 //
 // Each target is measured for each protocol of -proto: over HTTP/1.1 (one
 // connection per stream) and over HTTP/2 cleartext (-h2streams streams
@@ -37,6 +41,7 @@ func cmdIdle(args []string) error {
 	fs := newFlags("idle")
 	var targets idleTargetFlags
 	fs.Var(&targets, "t", "target, repeatable: name=…,kind=a2a|hold,url=…[,pid=…] (a2a: the module's JSON-RPC URL, whose upstream answers auth-required; hold: a URL that answers one \""+holdComment+"\" comment and holds the stream; pid: a running server instead of a command)")
+	floorName := fs.String("floor", "", "name of the hold target that is the floor (the least handler that holds a stream): adds, for each a2a target, a table of its cost per stream minus the floor's")
 	levelsFlag := fs.String("levels", "1000,10000", "stream counts to measure at, ascending")
 	protosFlag := fs.String("proto", "h1", "protocols to measure, in this order: h1 (HTTP/1.1, one connection per stream), h2c (HTTP/2 cleartext, multiplexed)")
 	perConn := fs.Int("h2streams", 200, "h2c: streams per connection (below the server's limit: 250 in Caddy and net/http)")
@@ -56,6 +61,10 @@ func cmdIdle(args []string) error {
 		return errors.New("at least one -t is required")
 	}
 	if err := assignCommands(targets, fs.Args()); err != nil {
+		return err
+	}
+	floor, err := findFloor(targets, *floorName)
+	if err != nil {
 		return err
 	}
 	cfg := idleConfig{perConn: *perConn, conns: *conns, settle: *settle, admin: *admin, profDir: *profDir, serverLog: *serverLog}
@@ -92,7 +101,7 @@ func cmdIdle(args []string) error {
 		}
 	}
 	if len(runs) > 0 {
-		printIdle(cfg, targets, protos, runs)
+		printIdle(os.Stdout, cfg, targets, floor, protos, runs)
 	}
 	return errors.Join(errs...)
 }

@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
-// printIdle prints the runs' markdown section: one table with a row per
-// target, protocol and level, and, with two targets (the module, then its
-// baseline), a table of what a stream costs the first beyond the second.
-func printIdle(cfg idleConfig, targets []*idleTarget, protos []string, runs []idleRun) {
+// printIdle writes the runs' markdown section: one table with a row per
+// target, protocol and level, and, with a floor (a hold target whose
+// handler does the least that holds a stream), a table per a2a target of
+// what a stream costs it beyond the floor.
+func printIdle(w io.Writer, cfg idleConfig, targets []*idleTarget, floor *idleTarget, protos []string, runs []idleRun) {
 	total := cfg.levels[len(cfg.levels)-1]
 	var names []string
 	fresh := true
@@ -16,27 +18,29 @@ func printIdle(cfg idleConfig, targets []*idleTarget, protos []string, runs []id
 		names = append(names, t.name)
 		fresh = fresh && len(t.argv) > 0
 	}
-	fmt.Printf("\n### Idle SSE streams: %s\n\n", strings.Join(names, " and "))
+	fmt.Fprintf(w, "\n### Idle SSE streams: %s\n\n", joinAnd(names))
 	for _, t := range targets {
-		switch t.kind {
-		case idleA2A:
-			fmt.Printf("- %s: SubscribeToTask streams on auth-required tasks; each stream's first frame, the task, is checked.\n", t.name)
-		case idleHold:
-			fmt.Printf("- %s: the same POST (Accept: text/event-stream), answered with one SSE comment (checked) that the server flushes before it holds the stream open.\n", t.name)
+		switch {
+		case t.kind == idleA2A:
+			fmt.Fprintf(w, "- %s: SubscribeToTask streams on auth-required tasks; each stream's first frame, the task, is checked.\n", t.name)
+		case t == floor:
+			fmt.Fprintf(w, "- %s: the same POST (Accept: text/event-stream), answered by the least a handler can do to hold a stream: read the body, write one SSE comment (checked), flush, wait for the client. What any handler holding a request open costs this server: the floor.\n", t.name)
+		default:
+			fmt.Fprintf(w, "- %s: the same POST (Accept: text/event-stream), answered with one SSE comment (checked) that the server flushes before it holds the stream open.\n", t.name)
 		}
 	}
-	fmt.Println()
-	fmt.Printf("h1: HTTP/1.1, one connection per stream; h2c: HTTP/2 cleartext (prior knowledge), %d streams per connection. ", cfg.perConn)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "h1: HTTP/1.1, one connection per stream; h2c: HTTP/2 cleartext (prior knowledge), %d streams per connection. ", cfg.perConn)
 	if fresh {
-		fmt.Print("Each target and protocol on a fresh server process.")
+		fmt.Fprint(w, "Each target and protocol on a fresh server process.")
 	} else {
-		fmt.Print("A target with a running server is measured on that process for every protocol, in the order of the table.")
+		fmt.Fprint(w, "A target with a running server is measured on that process for every protocol, in the order of the table.")
 	}
-	fmt.Printf(" Each reading is taken %s after the streams opened", cfg.settle)
+	fmt.Fprintf(w, " Each reading is taken %s after the streams opened", cfg.settle)
 	if cfg.admin != "" {
-		fmt.Printf("; the \"after GC\" one after a GC forced through Caddy's admin API (/debug/pprof/heap?gc=1) and another %s, with the live Go heap and goroutine stacks from /debug/vars", cfg.settle)
+		fmt.Fprintf(w, "; the \"after GC\" one after a GC forced through Caddy's admin API (/debug/pprof/heap?gc=1) and another %s, with the live Go heap and goroutine stacks from /debug/vars", cfg.settle)
 	}
-	fmt.Print(". Every stream must answer 200 with its first frame and stay open to the end. Per stream: what the streams added to the server with no stream open. Server RSS:\n\n")
+	fmt.Fprint(w, ". Every stream must answer 200 with its first frame and stay open to the end. Per stream: what the streams added to the server with no stream open. Server RSS:\n\n")
 	for _, r := range runs {
 		var ready string
 		switch r.target.kind {
@@ -45,37 +49,43 @@ func printIdle(cfg idleConfig, targets []*idleTarget, protos []string, runs []id
 		case idleHold:
 			ready = fmt.Sprintf("%s after %d streams opened and closed (warm-up), no stream open", fmtKB(r.ready.rss), cfg.conns)
 		}
-		fmt.Printf("- %s, %s: %s at start, %s, peak %s\n", r.target.name, r.proto, fmtKB(r.base.rss), ready, fmtKB(r.hwm))
+		fmt.Fprintf(w, "- %s, %s: %s at start, %s, peak %s\n", r.target.name, r.proto, fmtKB(r.base.rss), ready, fmtKB(r.hwm))
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	per := func(kb, base int64, n int) string { return fmt.Sprintf("%.1f KB", float64(kb-base)/float64(n)) }
 	if cfg.admin == "" {
-		fmt.Println("| target | protocol | open streams | connections | server RSS | added by the streams | per stream |")
-		fmt.Println("|---|---|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| target | protocol | open streams | connections | server RSS | added by the streams | per stream |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
 	} else {
-		fmt.Println("| target | protocol | open streams | connections | server RSS | per stream | RSS after GC | per stream after GC | Go live heap, per stream | stacks, per stream |")
-		fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| target | protocol | open streams | connections | server RSS | per stream | RSS after GC | per stream after GC | Go live heap, per stream | stacks, per stream | goroutines, per stream |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, run := range runs {
 		b := run.ready
 		for _, r := range run.rows {
 			if cfg.admin == "" {
-				fmt.Printf("| %s | %s | %d | %d | %s | %s | %s |\n", run.target.name, run.proto, r.streams, r.conns, fmtKB(r.rss), fmtKB(r.rss-b.rss), per(r.rss, b.rss, r.streams))
+				fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s |\n", run.target.name, run.proto, r.streams, r.conns, fmtKB(r.rss), fmtKB(r.rss-b.rss), per(r.rss, b.rss, r.streams))
 				continue
 			}
-			fmt.Printf("| %s | %s | %d | %d | %s | %s | %s | **%s** | %s | %s |\n", run.target.name, run.proto, r.streams, r.conns, fmtKB(r.rss), per(r.rss, b.rss, r.streams),
-				fmtKB(r.gcRSS), per(r.gcRSS, b.gcRSS, r.streams), per(r.heap, b.heap, r.streams), per(r.stack, b.stack, r.streams))
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s | **%s** | %s | %s | %.2f |\n", run.target.name, run.proto, r.streams, r.conns, fmtKB(r.rss), per(r.rss, b.rss, r.streams),
+				fmtKB(r.gcRSS), per(r.gcRSS, b.gcRSS, r.streams), per(r.heap, b.heap, r.streams), per(r.stack, b.stack, r.streams),
+				float64(r.goroutines-b.goroutines)/float64(r.streams))
 		}
 	}
-	fmt.Println()
-	if len(targets) == 2 {
-		printIdleDiff(cfg, targets[0], targets[1], protos, runs)
+	fmt.Fprintln(w)
+	if floor == nil {
+		return
+	}
+	for _, t := range targets {
+		if t.kind == idleA2A {
+			printIdleDiff(w, cfg, t, floor, protos, runs)
+		}
 	}
 }
 
-// printIdleDiff prints, per protocol and level, what one idle stream costs
-// target a and baseline b, and the difference: a's own cost per stream.
-func printIdleDiff(cfg idleConfig, a, b *idleTarget, protos []string, runs []idleRun) {
+// printIdleDiff writes, per protocol and level, what one idle stream costs
+// target a and the floor, and the difference: a's own cost per stream.
+func printIdleDiff(w io.Writer, cfg idleConfig, a, floor *idleTarget, protos []string, runs []idleRun) {
 	find := func(t *idleTarget, proto string) *idleRun {
 		for i := range runs {
 			if runs[i].target == t && runs[i].proto == proto {
@@ -94,31 +104,56 @@ func printIdleDiff(cfg idleConfig, a, b *idleTarget, protos []string, runs []idl
 		}
 		return float64(r.gcRSS-base.gcRSS) / n, float64(r.heap+r.stack-base.heap-base.stack) / n, float64(r.goroutines-base.goroutines) / n
 	}
-	fmt.Printf("Per idle stream: %s, its baseline %s, and the difference, %s's own cost (negative: it holds a stream for less than the baseline)", a.name, b.name, a.name)
+	fmt.Fprintf(w, "Per idle stream: %s; the floor, %s; and the difference, %s's own cost beyond what any handler holding a stream costs (negative: it holds a stream for less than the floor)", a.name, floor.name, a.name)
 	if cfg.admin == "" {
-		fmt.Print(", from the RSS:\n\n")
-		fmt.Printf("| protocol | open streams | %s | %s | difference |\n", a.name, b.name)
-		fmt.Println("|---|---:|---:|---:|---:|")
+		fmt.Fprint(w, ", from the RSS:\n\n")
+		fmt.Fprintf(w, "| protocol | open streams | %s | floor | difference |\n", a.name)
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	} else {
-		fmt.Print(", from the RSS after GC and from the live heap plus stacks; and the goroutines each stream adds:\n\n")
-		fmt.Printf("| protocol | open streams | RSS after GC: %s | %s | **difference** | heap + stacks: %s | %s | **difference** | goroutines: %s | %s |\n", a.name, b.name, a.name, b.name, a.name, b.name)
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprint(w, ", from the RSS after GC and from the live heap plus stacks; and the goroutines each stream adds:\n\n")
+		fmt.Fprintf(w, "| protocol | open streams | RSS after GC: %s | floor | **difference** | heap + stacks: %s | floor | **difference** | goroutines: %s | floor |\n", a.name, a.name, a.name)
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, p := range protos {
-		ra, rb := find(a, p), find(b, p)
-		if ra == nil || rb == nil {
+		ra, rf := find(a, p), find(floor, p)
+		if ra == nil || rf == nil {
 			continue
 		}
-		for i := range min(len(ra.rows), len(rb.rows)) {
+		for i := range min(len(ra.rows), len(rf.rows)) {
 			aRSS, aHS, aG := perStream(ra, i)
-			bRSS, bHS, bG := perStream(rb, i)
+			fRSS, fHS, fG := perStream(rf, i)
 			if cfg.admin == "" {
-				fmt.Printf("| %s | %d | %.1f KB | %.1f KB | %+.1f KB |\n", p, ra.rows[i].streams, aRSS, bRSS, aRSS-bRSS)
+				fmt.Fprintf(w, "| %s | %d | %.1f KB | %.1f KB | %+.1f KB |\n", p, ra.rows[i].streams, aRSS, fRSS, aRSS-fRSS)
 				continue
 			}
-			fmt.Printf("| %s | %d | %.1f KB | %.1f KB | **%+.1f KB** | %.1f KB | %.1f KB | **%+.1f KB** | %.2f | %.2f |\n",
-				p, ra.rows[i].streams, aRSS, bRSS, aRSS-bRSS, aHS, bHS, aHS-bHS, aG, bG)
+			fmt.Fprintf(w, "| %s | %d | %.1f KB | %.1f KB | **%+.1f KB** | %.1f KB | %.1f KB | **%+.1f KB** | %.2f | %.2f |\n",
+				p, ra.rows[i].streams, aRSS, fRSS, aRSS-fRSS, aHS, fHS, aHS-fHS, aG, fG)
 		}
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
+}
+
+// joinAnd lists names as prose: "a", "a and b", "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// findFloor returns the target named name, which must be a hold target,
+// or nil for no name.
+func findFloor(targets []*idleTarget, name string) (*idleTarget, error) {
+	if name == "" {
+		return nil, nil
+	}
+	for _, t := range targets {
+		if t.name == name {
+			if t.kind != idleHold {
+				return nil, fmt.Errorf("-floor %q: a target of kind %s, want %s", name, t.kind, idleHold)
+			}
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("-floor %q: no such target", name)
 }

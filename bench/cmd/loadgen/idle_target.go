@@ -15,14 +15,15 @@ const (
 	// tasks the generator creates first.
 	idleA2A = "a2a"
 	// idleHold is any server that answers the same POST with one SSE
-	// comment, holdComment, and then holds the response open: Caddy's
-	// reverse_proxy in front of the bench upstream's /hold, the baseline
-	// the module's streams are compared with.
+	// comment, holdComment, and then holds the response open: the floor
+	// the module's streams are compared with (bench/cmd/holdcaddy), or a
+	// reference such as Caddy's reverse_proxy in front of the bench
+	// upstream's /hold.
 	idleHold = "hold"
 )
 
 // holdComment is the first line of a hold stream (bench/cmd/upstream
-// writes it).
+// and bench/cmd/holdcaddy write it).
 const holdComment = ": hold"
 
 // idleTarget is one server whose idle streams are measured.

@@ -309,3 +309,84 @@ func TestParseIdleTargets(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintIdleFloor prints made-up runs of a module, a floor and a
+// reference over h1: the main table has every target, the difference
+// table only the module minus the floor, with the numbers worked out by
+// hand; without a floor there is no difference table.
+func TestPrintIdleFloor(t *testing.T) {
+	mod := &idleTarget{name: "mod", kind: idleA2A, argv: []string{"m"}}
+	floor := &idleTarget{name: "floor", kind: idleHold, argv: []string{"f"}}
+	ref := &idleTarget{name: "ref", kind: idleHold, argv: []string{"r"}}
+	targets := []*idleTarget{mod, floor, ref}
+	cfg := idleConfig{levels: []int{1000}, perConn: 200, conns: 32, settle: 3 * time.Second, admin: "http://admin"}
+	run := func(tg *idleTarget, ready, at reading) idleRun {
+		return idleRun{target: tg, proto: "h1", base: reading{rss: 50000}, ready: ready, hwm: 200000, rows: []idleRow{{1000, 1000, at}}}
+	}
+	runs := []idleRun{
+		// 50.0 KB per stream after GC, 38.0 KB of heap + stacks, 1 goroutine.
+		run(mod, reading{rss: 100000, gcRSS: 90000, heap: 20000, stack: 1000, goroutines: 50},
+			reading{rss: 150000, gcRSS: 140000, heap: 40000, stack: 19000, goroutines: 1050}),
+		// 37.8 KB, 34.0 KB, 1 goroutine.
+		run(floor, reading{rss: 61000, gcRSS: 60000, heap: 10000, stack: 500, goroutines: 40},
+			reading{rss: 99000, gcRSS: 97800, heap: 28000, stack: 16500, goroutines: 1040}),
+		// 70.0 KB, 60.0 KB, 2 goroutines.
+		run(ref, reading{rss: 61000, gcRSS: 60000, heap: 10000, stack: 500, goroutines: 40},
+			reading{rss: 131000, gcRSS: 130000, heap: 50000, stack: 20500, goroutines: 2040}),
+	}
+	var b strings.Builder
+	printIdle(&b, cfg, targets, floor, []string{"h1"}, runs)
+	out := b.String()
+	for _, want := range []string{
+		"\n### Idle SSE streams: mod, floor and ref\n",
+		"\n- floor: the same POST (Accept: text/event-stream), answered by the least a handler can do to hold a stream: read the body, write one SSE comment (checked), flush, wait for the client. What any handler holding a request open costs this server: the floor.\n",
+		"\n- ref: the same POST (Accept: text/event-stream), answered with one SSE comment (checked) that the server flushes before it holds the stream open.\n",
+		"\n| mod | h1 | 1000 | 1000 | 146.5 MB | 50.0 KB | 136.7 MB | **50.0 KB** | 20.0 KB | 18.0 KB | 1.00 |\n",
+		"\n| floor | h1 | 1000 | 1000 | 96.7 MB | 38.0 KB | 95.5 MB | **37.8 KB** | 18.0 KB | 16.0 KB | 1.00 |\n",
+		"\n| ref | h1 | 1000 | 1000 | 127.9 MB | 70.0 KB | 127.0 MB | **70.0 KB** | 40.0 KB | 20.0 KB | 2.00 |\n",
+		"\nPer idle stream: mod; the floor, floor; and the difference, mod's own cost beyond what any handler holding a stream costs",
+		"\n| protocol | open streams | RSS after GC: mod | floor | **difference** | heap + stacks: mod | floor | **difference** | goroutines: mod | floor |\n",
+		"\n| h1 | 1000 | 50.0 KB | 37.8 KB | **+12.2 KB** | 38.0 KB | 34.0 KB | **+4.0 KB** | 1.00 | 1.00 |\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "Per idle stream:"); n != 1 {
+		t.Errorf("%d difference tables, want 1 (the module's)", n)
+	}
+	b.Reset()
+	printIdle(&b, cfg, targets, nil, []string{"h1"}, runs)
+	if strings.Contains(b.String(), "Per idle stream:") {
+		t.Errorf("a difference table without a floor:\n%s", b.String())
+	}
+}
+
+func TestFindFloor(t *testing.T) {
+	targets := []*idleTarget{{name: "mod", kind: idleA2A}, {name: "floor", kind: idleHold}, {name: "ref", kind: idleHold}}
+	for _, tc := range []struct {
+		name, want, wantErr string
+	}{
+		{name: "", want: ""},
+		{name: "floor", want: "floor"},
+		{name: "ref", want: "ref"},
+		{name: "mod", wantErr: `-floor "mod": a target of kind a2a, want hold`},
+		{name: "none", wantErr: `-floor "none": no such target`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := findFloor(targets, tc.name)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == "") || (got != nil && got.name != tc.want) {
+				t.Fatalf("got %+v, want %q", got, tc.want)
+			}
+		})
+	}
+}
