@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
 #
-#   bash bench/run.sh              full run, about 11 minutes
+#   bash bench/run.sh              full run, about 12 minutes
 #   QUICK=1 bash bench/run.sh      smoke check, about 90 seconds
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
