@@ -49,12 +49,16 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 			e.mu.Unlock()
 			return nil, store.ErrNotFound
 		}
-		if n < len(e.events) {
-			out := make([]store.StoredEvent, len(e.events)-n)
-			for i := range out {
-				out[i] = store.StoredEvent{ID: eventID(n + i + 1), Event: e.events[n+i]}
-			}
+		if n < e.eventCount() {
+			evs, err := e.eventsFrom(n)
 			e.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			out := make([]store.StoredEvent, len(evs))
+			for i := range out {
+				out[i] = store.StoredEvent{ID: eventID(n + i + 1), Event: evs[i]}
+			}
 			return out, nil
 		}
 		if !wait {
@@ -92,7 +96,7 @@ func (s *Store) EventsReady(id, after string) (<-chan struct{}, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gone || n < len(e.events) || s.closed.Load() {
+	if e.gone || n < e.eventCount() || s.closed.Load() {
 		// Ready now: Events reports the events, or that the task is gone
 		// or the store closed.
 		return closedChan, nil

@@ -160,10 +160,18 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 
 	for _, e := range picked {
 		e.mu.Lock()
+		var t *protocol.Task
+		var err error
 		if !e.gone {
-			page.Tasks = append(page.Tasks, e.task)
+			t, err = e.snapshot()
 		}
 		e.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			page.Tasks = append(page.Tasks, t)
+		}
 	}
 	if more {
 		page.NextPageToken = encodeCursor(lastTS, last.id)

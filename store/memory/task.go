@@ -38,7 +38,11 @@ type entry struct {
 
 	mu      sync.Mutex
 	gone    bool // evicted or expired and swept
+	// task and events are the snapshot and the log of a task that is not
+	// finished; a finished one has them packed instead (pack.go), and task
+	// and events are nil.
 	task    *protocol.Task
+	packed  *packed
 	version uint64
 	// events is the log; an event's id is its position from 1, formatted
 	// only when a reader asks (eventID), so a write makes no id strings.
@@ -73,8 +77,13 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if len(events) > s.opts.MaxEventsPerTask && !t.Status.State.Terminal() {
 		return 0, store.ErrTooManyEvents
 	}
-	e := &entry{id: t.ID, owner: owner, task: t, version: 1}
-	e.appendEvents(events)
+	e := &entry{id: t.ID, owner: owner, version: 1}
+	if t.Status.State.Terminal() {
+		e.packed = pack(t, events)
+	} else {
+		e.task = t
+		e.appendEvents(events)
+	}
 	e.ixTS, e.ixState, e.ixCtx = tsKey(t), t.Status.State, t.ContextID
 	e.deadline.Store(notParked)
 
@@ -124,11 +133,53 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	if e.gone || s.expired(e, s.opts.Now().UnixNano()) {
 		return nil, store.ErrNotFound
 	}
-	r := &store.Record{Task: e.task, Owner: e.owner, Version: e.version}
-	if n := len(e.events); n > 0 {
+	t, err := e.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	r := &store.Record{Task: t, Owner: e.owner, Version: e.version}
+	if n := e.eventCount(); n > 0 {
 		r.LastEventID = eventID(n)
 	}
 	return r, nil
+}
+
+// snapshot returns the task, unpacking a finished one; e.mu must be held.
+func (e *entry) snapshot() (*protocol.Task, error) {
+	if e.packed != nil {
+		return e.packed.task()
+	}
+	return e.task, nil
+}
+
+// eventCount is the length of the log; e.mu must be held.
+func (e *entry) eventCount() int {
+	if e.packed != nil {
+		return e.packed.events
+	}
+	return len(e.events)
+}
+
+// eventsFrom returns the log after its first n events; e.mu must be held.
+func (e *entry) eventsFrom(n int) ([]protocol.Event, error) {
+	if e.packed != nil {
+		return e.packed.eventsFrom(n)
+	}
+	return e.events[n:], nil
+}
+
+// unpack turns a packed entry back into values, for an Update of a
+// finished task (rare: the handler never writes one); e.mu must be held.
+func (e *entry) unpack() error {
+	if e.packed == nil {
+		return nil
+	}
+	t, evs, err := e.packed.unpackAll()
+	if err != nil {
+		return err
+	}
+	e.task, e.events, e.packed = t, evs, nil
+	return nil
 }
 
 // Update implements store.Store.
@@ -146,6 +197,19 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	e := s.lookup(id)
 	if e == nil {
 		return 0, "", store.ErrNotFound
+	}
+	// A finishing task is packed here, before any store lock is taken:
+	// its log only grows with its version, so if the version still
+	// matches below, the log read now is the whole log.
+	var pk *packed
+	var pkLen int
+	if terminal {
+		e.mu.Lock()
+		prior, cur, wasPacked := e.events, e.version, e.packed != nil
+		e.mu.Unlock()
+		if cur == version && !wasPacked {
+			pk, pkLen = pack(nt, prior, nev), len(prior)
+		}
 	}
 	// Parking a task, moving it within or between lots, or taking it out
 	// needs s.mu for writing; the updates of running tasks (nearly all of
@@ -176,17 +240,29 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	if e.version != version {
 		return 0, "", store.ErrConflict
 	}
-	wasTerminal := e.task.Status.State.Terminal()
-	if len(e.events)+len(nev) > s.opts.MaxEventsPerTask && !(terminal && !wasTerminal) {
+	wasTerminal := e.ixState.Terminal()
+	if e.eventCount()+len(nev) > s.opts.MaxEventsPerTask && !(terminal && !wasTerminal) {
 		return 0, "", store.ErrTooManyEvents
 	}
+	if err := e.unpack(); err != nil {
+		return 0, "", err
+	}
 
-	e.task = nt
 	e.version++
 	var last string
 	if len(nev) > 0 {
+		last = eventID(len(e.events) + len(nev))
+	}
+	switch {
+	case !terminal:
+		e.task = nt
 		e.events = append(e.events, nev...)
-		last = eventID(len(e.events))
+	case pk != nil && pkLen == len(e.events):
+		e.task, e.events, e.packed = nil, nil, pk
+	default:
+		e.task, e.events, e.packed = nil, nil, pack(nt, e.events, nev)
+	}
+	if len(nev) > 0 {
 		e.wake()
 	}
 
