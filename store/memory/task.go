@@ -36,8 +36,8 @@ type entry struct {
 	ixState protocol.TaskState
 	ixCtx   string
 
-	mu      sync.Mutex
-	gone    bool // evicted or expired and swept
+	mu   sync.Mutex
+	gone bool // evicted or expired and swept
 	// task and events are the snapshot and the log of a task that is not
 	// finished; a finished one has them packed instead (pack.go), and task
 	// and events are nil.
