@@ -126,3 +126,21 @@ func BenchmarkPack(b *testing.B) {
 		_ = pack(task, evs)
 	}
 }
+
+// FuzzUnpack: no byte string makes unpacking panic or loop; it decodes or
+// fails with errCorrupt. Packed data is never input, but a bug in pack
+// must not become a crash of the server.
+func FuzzUnpack(f *testing.F) {
+	p := pack(richTask(), richEvents())
+	f.Add(p.data, p.eventsAt, p.events)
+	f.Add([]byte{}, 0, 0)
+	f.Fuzz(func(t *testing.T, data []byte, at, events int) {
+		if at < 0 || at > len(data) || events < 0 || events > 64 {
+			return
+		}
+		q := &packed{data: data, eventsAt: at, events: events}
+		if _, _, err := q.unpackAll(); err != nil && !errors.Is(err, errCorrupt) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
