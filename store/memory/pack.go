@@ -266,24 +266,15 @@ func (r *unpacker) done() error {
 	return r.err
 }
 
-func (r *unpacker) uint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errCorrupt
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *unpacker) uint() uint64 { return varint(r, binary.Uvarint) }
+func (r *unpacker) int() int64   { return varint(r, binary.Varint) }
 
-func (r *unpacker) int() int64 {
+// varint reads one varint with read (binary.Uvarint or binary.Varint).
+func varint[T uint64 | int64](r *unpacker, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b)
+	v, n := read(r.b)
 	if n <= 0 {
 		r.err = errCorrupt
 		return 0
