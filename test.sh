@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's whole test suite: what the README calls "the tests" and what
 # CI runs. Unit tests, golden files, the caddytest integration suite, the
-# interop suite against the real a2a-go and @a2a-js/sdk clients, and a short
-# run of every fuzz target. Needs Go and Node 20 (npm ci is run here).
+# interop suite against the real a2a-go and @a2a-js/sdk clients, the
+# benchmark harness's own tests, and a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,6 +15,13 @@ go test -race -count=1 ./...
 if [ -d interop ]; then
   echo "== interop (a2a-go v2 / v0.3, @a2a-js/sdk)"
   bash interop/run.sh
+fi
+
+if [ -d bench ]; then
+  # The harness's own checks (answer validation, idle-stream accounting,
+  # the floor handler): its numbers are only as good as they are.
+  echo "== bench harness (go vet, tests; the benchmark itself: bash bench/run.sh)"
+  (cd bench && go vet ./... && go test -race -count=1 ./...)
 fi
 
 echo "== fuzz targets (short runs; long runs are done by hand)"
