@@ -101,12 +101,15 @@ func TestRunnerCloseEndsRuns(t *testing.T) {
 }
 
 func TestCancelRacesChunks(t *testing.T) {
-	// An agent that produces chunks as fast as the run takes them.
+	// An agent that produces chunks as fast as the run takes them, then
+	// waits: 5000 of them, half the store's log bound, since a fast run
+	// reaches the bound before a cancel arrives on a busy machine (the
+	// task would then fail, and a cancel of it is rightly refused).
 	agent := &fakeAgent{runs: make(chan *fakeRun, 1)}
 	h := newHarness(t, agent)
 	id, run := startTask(t, h, agent)
 	go func() {
-		for {
+		for range 5000 {
 			select {
 			case run.steps <- text("x"):
 			case <-run.ctx.Done():
