@@ -262,7 +262,12 @@ type Runner struct {
 
 	mu     sync.Mutex
 	closed bool
-	wg     sync.WaitGroup
+	// wg counts runs; workers counts the goroutines that execute them.
+	wg      sync.WaitGroup
+	workers sync.WaitGroup
+	// idle hands a run to a worker waiting for one (unbuffered: a send
+	// succeeds only if one waits).
+	idle chan *run
 }
 
 // NewRunner returns a runner whose runs log to logger (nil: no logging).

@@ -50,6 +50,9 @@ func goroutinesIn(frames []string) []string {
 	}
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
+		if idleWorker(g) {
+			continue
+		}
 		for _, f := range frames {
 			if strings.Contains(g, f) {
 				out = append(out, g)
@@ -58,6 +61,20 @@ func goroutinesIn(frames []string) []string {
 		}
 	}
 	return out
+}
+
+// idleWorker reports whether stack g is a runner worker waiting for its
+// next run: the runner keeps a worker for a while after its run ended, so
+// that the next run needs no new goroutine (and it ends with the runner).
+// A worker still running something has module frames above this one.
+func idleWorker(g string) bool {
+	for _, line := range strings.Split(g, "\n")[1:] {
+		if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "runtime.") {
+			continue
+		}
+		return strings.Contains(line, "caddy-a2a/handler.(*Runner).work(")
+	}
+	return false
 }
 
 // waitNoGoroutines polls (goroutines take a moment to exit) until no
