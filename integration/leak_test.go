@@ -23,13 +23,13 @@ var streamFrames = []string{
 	"caddy-a2a/handler.(*Endpoint).waitEvents",
 	"caddy-a2a/handler.(*Endpoint).streamReply",
 	"caddy-a2a/handler.(*Endpoint).runReply",
-	"caddy-a2a/handler.withDone",
+	"caddy-a2a/handler.(*Stream).Serve",
 }
 
 // Frames of a task run: gone once the run ended.
 var runFrames = []string{
 	"caddy-a2a/handler.(*run).execute",
-	"caddy-a2a/handler.(*Runner).start",
+	"caddy-a2a/handler.(*Runner).work", // an idle worker is skipped
 }
 
 // moduleFrames is any code of the handler and upstream packages: nothing
