@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 )
 
 // Kinds of idle-stream target.
@@ -53,12 +52,7 @@ func (f *idleTargetFlags) Set(s string) error {
 // parseIdleTarget reads name=…,kind=a2a|hold,url=…[,pid=…].
 func parseIdleTarget(s string) (*idleTarget, error) {
 	t := &idleTarget{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("target %q: %q is not key=value", s, kv)
-		}
-		var err error
+	err := eachKV(s, func(k, v string) (err error) {
 		switch k {
 		case "name":
 			t.name = v
@@ -77,9 +71,10 @@ func parseIdleTarget(s string) (*idleTarget, error) {
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("target %q: %w", s, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if t.name == "" || t.kind == "" || t.url == "" {
 		return nil, fmt.Errorf("target %q: name, kind and url are required", s)

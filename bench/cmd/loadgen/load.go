@@ -36,15 +36,25 @@ type target struct {
 	measured time.Duration
 }
 
-// parseTarget reads name=…,kind=…,url=…[,pid=…][,up=…].
-func parseTarget(s string) (*target, error) {
-	t := &target{}
+// eachKV calls set with every key and value of s, a comma-separated list
+// of key=value (a target flag), and names s in any error.
+func eachKV(s string, set func(k, v string) error) error {
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("target %q: %q is not key=value", s, kv)
+			return fmt.Errorf("target %q: %q is not key=value", s, kv)
 		}
-		var err error
+		if err := set(k, v); err != nil {
+			return fmt.Errorf("target %q: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// parseTarget reads name=…,kind=…,url=…[,pid=…][,up=…].
+func parseTarget(s string) (*target, error) {
+	t := &target{}
+	err := eachKV(s, func(k, v string) (err error) {
 		switch k {
 		case "name":
 			t.Name = v
@@ -61,14 +71,14 @@ func parseTarget(s string) (*target, error) {
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("target %q: %w", s, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if t.Name == "" || t.Kind == "" || t.URL == "" {
 		return nil, fmt.Errorf("target %q: name, kind and url are required", s)
 	}
-	var err error
 	t.rb, t.addr, err = newRequestBuilder(t.Kind, t.URL)
 	return t, err
 }
