@@ -80,7 +80,6 @@ const workerIdle = 10 * time.Second
 // loaded server's CPU; a worker pays for that once.
 func (r *Runner) work(ru *run) {
 	defer r.workers.Done()
-	growStack()
 	var wait *time.Timer
 	defer func() {
 		if wait != nil {
@@ -88,6 +87,10 @@ func (r *Runner) work(ru *run) {
 		}
 	}()
 	for {
+		// Each time: the collector may have shrunk the stack of a worker
+		// that waited (it needs little then), and regrowing it here, not
+		// mid-call, keeps the copy small.
+		growStack()
 		ru.execute(r.ctx)
 		r.wg.Done()
 		if wait == nil {
@@ -108,8 +111,8 @@ func (r *Runner) work(ru *run) {
 // stackSink keeps growStack's frame from being optimised away.
 var stackSink atomic.Uint32
 
-// growStack grows a new worker's stack to 8 KB in one step, while it is
-// still nearly empty. A run's agent call goes deeper than 4 KB (the HTTP
+// growStack grows a worker's stack to 8 KB in one step, while it is
+// still nearly empty (and does nothing if it is that size already). A run's agent call goes deeper than 4 KB (the HTTP
 // client's header checks), and Go grows a stack by copying it, twice from
 // the starting size, each time with the whole call chain on it. Here the
 // copy is of a frame or two.
