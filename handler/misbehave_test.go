@@ -72,23 +72,7 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := upstream.HTTPConfig{Timeout: timeout}
-			if tc.serve == nil {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.URL = "http://" + l.Addr().String() + "/agent"
-				l.Close()
-			} else {
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					// Reading the body to its end is what lets net/http
-					// notice the caller hanging up (r.Context ends).
-					io.Copy(io.Discard, r.Body)
-					tc.serve(w, r)
-				}))
-				t.Cleanup(srv.Close)
-				cfg.URL, cfg.Client = srv.URL, srv.Client()
-			}
+			agentEndpoint(t, &cfg, tc.serve)
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
@@ -165,4 +149,27 @@ func wantFailed(t *testing.T, v any) {
 	if got := str(t, v, "status", "message", "parts", 0, "text"); got != failedText {
 		t.Fatalf("status message %q", got)
 	}
+}
+
+// agentEndpoint points cfg at an httptest agent answering with serve, or,
+// for a nil serve, at a port nothing listens on (a dead agent).
+func agentEndpoint(t *testing.T, cfg *upstream.HTTPConfig, serve http.HandlerFunc) {
+	t.Helper()
+	if serve == nil {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.URL = "http://" + l.Addr().String() + "/agent"
+		l.Close()
+		return
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the body to its end is what lets net/http notice the
+		// caller hanging up (r.Context ends).
+		io.Copy(io.Discard, r.Body)
+		serve(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg.URL, cfg.Client = srv.URL, srv.Client()
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -444,21 +442,7 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := upstream.HTTPConfig{Timeout: 250 * time.Millisecond}
-			if tc.serve == nil {
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.URL = "http://" + l.Addr().String() + "/agent"
-				l.Close()
-			} else {
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					io.Copy(io.Discard, r.Body)
-					tc.serve(w, r)
-				}))
-				t.Cleanup(srv.Close)
-				cfg.URL, cfg.Client = srv.URL, srv.Client()
-			}
+			agentEndpoint(t, &cfg, tc.serve)
 			agent, err := upstream.NewHTTPAgent(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -102,16 +101,7 @@ http://:9080 {
 	url := base + "/a2a"
 
 	s := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")})
-	first, _ := s.next(t)
-	var opening struct {
-		Result struct {
-			Task wireTask `json:"task"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(first.Data, &opening); err != nil || opening.Result.Task.ID == "" {
-		t.Fatalf("first frame: %s", first.Data)
-	}
-	taskID := opening.Result.Task.ID
+	taskID := openingTaskID(t, s)
 	_, last := readUntil(t, s, "artifact:chunk one, ")
 	if last.ID == "" {
 		t.Fatal("frames carry no SSE id")

@@ -92,16 +92,7 @@ func TestCancelWhileStreaming(t *testing.T) {
 	url := base + "/a2a"
 
 	own := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("long job", "", "")})
-	first, _ := own.next(t)
-	var opening struct {
-		Result struct {
-			Task wireTask `json:"task"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(first.Data, &opening); err != nil || opening.Result.Task.ID == "" {
-		t.Fatalf("first frame: %s", first.Data)
-	}
-	id := opening.Result.Task.ID
+	id := openingTaskID(t, own)
 	slow.next(t)
 	readUntil(t, own, "status:TASK_STATE_WORKING")
 
