@@ -45,6 +45,13 @@ const (
 	CodeExtendedCardNotConfigured = -32007
 	CodeExtensionSupportRequired  = -32008
 	CodeVersionNotSupported       = -32009
+	// CodeResourceExhausted is this server's own code for a request that
+	// cannot be served now for lack of room: the task store is full, or the
+	// caller holds as many tasks or running tasks as its quota allows. It
+	// is retryable. JSON-RPC leaves -32000 to -32099 to the server and A2A
+	// allocates its codes upward from -32001, so this one sits far from
+	// them, where a later A2A code will not land.
+	CodeResourceExhausted = -32080
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every A2A error.
@@ -144,6 +151,15 @@ func ErrExtendedCardNotConfigured() *Error {
 func ErrExtensionSupportRequired(uri string) *Error {
 	e := newErr(CodeExtensionSupportRequired, "EXTENSION_SUPPORT_REQUIRED", "Extension support is required: "+uri)
 	e.Metadata = map[string]string{"extension": uri}
+	return e
+}
+
+// ErrResourceExhausted is -32080 (reason RESOURCE_EXHAUSTED): the request
+// was refused for lack of room, named by limit (the setting an operator
+// would raise) with its value max; the caller may retry later.
+func ErrResourceExhausted(msg, limit, max string) *Error {
+	e := newErr(CodeResourceExhausted, "RESOURCE_EXHAUSTED", msg)
+	e.Metadata = map[string]string{"limit": limit, "max": max}
 	return e
 }
 

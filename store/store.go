@@ -22,8 +22,12 @@ var (
 	ErrConflict = errors.New("store: version conflict")
 	// ErrExists: Create was given an id that is already stored.
 	ErrExists = errors.New("store: task exists")
-	// ErrFull: the store is at its bound and nothing can be evicted.
+	// ErrFull: the store is at its bound (tasks or bytes) and nothing it
+	// may evict for this caller frees room: the caller retries later.
 	ErrFull = errors.New("store: full")
+	// ErrQuota: the owner holds as many tasks as the store allows one
+	// owner, and none of them can be evicted (all are running).
+	ErrQuota = errors.New("store: owner quota reached")
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrBadEventID: the after id given to Events is not an event id of this
@@ -70,6 +74,19 @@ type ListQuery struct {
 	PageSize int
 	// PageToken is the opaque cursor from the previous page ("" = first).
 	PageToken string
+	// View says what of each task the caller will use. A store may return
+	// more (the caller trims anyway), but one that decodes tasks should
+	// not build what the view leaves out.
+	View View
+}
+
+// View selects what of a task a reader needs. The zero View is all of it.
+type View struct {
+	// OmitArtifacts leaves the artifacts out.
+	OmitArtifacts bool
+	// History is how many of the newest history messages to keep: 0 all,
+	// a negative number none.
+	History int
 }
 
 // ListPage is one page of tasks, newest status timestamp first.

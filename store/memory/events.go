@@ -7,9 +7,9 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// parseEventID turns an event id into the count of events up to it. Ids are
-// the decimal position of the event in its task's log, from "1"; "" means
-// before the first.
+// parseEventID turns an event id into the position it names. Ids are the
+// decimal position of the event in its task's log as first written, from
+// "1" (compaction leaves gaps, see eventLog); "" means before the first.
 func parseEventID(after string) (int, error) {
 	if after == "" {
 		return 0, nil
@@ -49,17 +49,10 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 			e.mu.Unlock()
 			return nil, store.ErrNotFound
 		}
-		if n < e.eventCount() {
-			evs, err := e.eventsFrom(n)
+		if n < e.lastEvent() {
+			out, err := e.storedAfter(n)
 			e.mu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			out := make([]store.StoredEvent, len(evs))
-			for i := range out {
-				out[i] = store.StoredEvent{ID: eventID(n + i + 1), Event: evs[i]}
-			}
-			return out, nil
+			return out, err
 		}
 		if !wait {
 			e.mu.Unlock()
@@ -96,7 +89,7 @@ func (s *Store) EventsReady(id, after string) (<-chan struct{}, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gone || n < e.eventCount() || s.closed.Load() {
+	if e.gone || n < e.lastEvent() || s.closed.Load() {
 		// Ready now: Events reports the events, or that the task is gone
 		// or the store closed.
 		return closedChan, nil

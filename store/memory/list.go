@@ -32,6 +32,13 @@ func (x *ownerIndex) search(ts int64, id string) int {
 	})
 }
 
+// len is how many tasks the owner holds.
+func (x *ownerIndex) len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.items)
+}
+
 func (x *ownerIndex) insert(e *entry) {
 	i := x.search(e.ixTS, e.id)
 	x.items = append(x.items, nil)
@@ -163,7 +170,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 		var t *protocol.Task
 		var err error
 		if !e.gone {
-			t, err = e.snapshot()
+			t, err = e.snapshot(q.View)
 		}
 		e.mu.Unlock()
 		if err != nil {

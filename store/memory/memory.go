@@ -1,6 +1,7 @@
 // Package memory is the embedded, in-process store.Store: bounded in task
-// count and per-task log length, with a TTL on finished tasks and another on
-// tasks waiting for the client (input-required, auth-required).
+// count, in bytes, in tasks per owner and in per-task log length, with a
+// TTL on finished tasks and another on tasks waiting for the client
+// (input-required, auth-required).
 //
 // Locking: s.mu guards the task and owner maps and the parking lots (the
 // finished and the idle list); each task has its own mutex for its snapshot
@@ -25,16 +26,34 @@ const (
 	DefaultMaxTasks         = 10000
 	DefaultTTL              = time.Hour
 	DefaultIdleTTL          = 24 * time.Hour
-	DefaultMaxEventsPerTask = 10000
+	DefaultMaxEventsPerTask = 20000
+	DefaultMaxBytes         = 256 << 20
+	DefaultMaxTasksPerOwner = 1000
 )
 
 // Options bound a Store. Zero values select the defaults.
 type Options struct {
 	// MaxTasks is how many tasks the store holds (default 10000). Creating
-	// one more evicts the finished task updated longest ago, or when none is
-	// finished the interrupted one updated longest ago; when every task is
-	// submitted or working, Create fails with store.ErrFull.
+	// one more evicts the finished task updated longest ago (any owner's),
+	// or when none is finished the creating owner's own interrupted task
+	// updated longest ago; another owner's interrupted task is never
+	// evicted to make room, so when only running tasks and other owners'
+	// waiting ones are left Create fails with store.ErrFull.
 	MaxTasks int
+	// MaxBytes bounds what the tasks hold, snapshots and logs, counted as
+	// content bytes plus a small overhead per task and event (default
+	// 256 MiB; negative: no bound). Going over it evicts finished tasks,
+	// oldest first; a Create that still does not fit evicts the creating
+	// owner's interrupted tasks, then fails with store.ErrFull. An Update
+	// is never refused for bytes: a running task is bounded by its writer.
+	MaxBytes int64
+	// MaxTasksPerOwner bounds the tasks one owner holds (default 1000;
+	// negative: no bound). Creating one more evicts that owner's finished
+	// task updated longest ago, then its interrupted one; when all of them
+	// are running Create fails with store.ErrQuota. The anonymous owner ""
+	// stands for every caller without an identity, so it is not bounded
+	// per owner.
+	MaxTasksPerOwner int
 	// TTL is how long a finished (terminal) task is kept after its last
 	// update (default 1h; negative: until evicted by MaxTasks).
 	TTL time.Duration
@@ -44,9 +63,12 @@ type Options struct {
 	// a conversation holds its task forever. Submitted and working tasks
 	// never expire: a run owns them.
 	IdleTTL time.Duration
-	// MaxEventsPerTask bounds a task's event log (default 10000). An Update
-	// that would exceed it fails with store.ErrTooManyEvents, except the one
-	// that moves the task into a terminal state, which is always recorded.
+	// MaxEventsPerTask bounds a task's event log (default 20000). A log is
+	// compacted each time the task settles (store.Compact), so it holds
+	// the events of the current run plus a few per earlier turn. An Update
+	// that would exceed it fails with store.ErrTooManyEvents, except the
+	// one that moves the task into a terminal state, which is always
+	// recorded.
 	MaxEventsPerTask int
 	// SweepInterval is how often the janitor drops expired tasks (default
 	// the shorter of TTL and IdleTTL over 4, within [1s, 1m]). Expired tasks
@@ -66,6 +88,8 @@ type Store struct {
 	owners   map[string]*ownerIndex
 	finished parking // terminal tasks
 	idle     parking // interrupted tasks
+	// bytes is the sum of every stored task's size (entry.size).
+	bytes atomic.Int64
 
 	closed   atomic.Bool
 	closedCh chan struct{}
@@ -90,6 +114,12 @@ func New(opts Options) *Store {
 	}
 	if opts.MaxEventsPerTask <= 0 {
 		opts.MaxEventsPerTask = DefaultMaxEventsPerTask
+	}
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxTasksPerOwner == 0 {
+		opts.MaxTasksPerOwner = DefaultMaxTasksPerOwner
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -160,6 +190,9 @@ func (s *Store) Close() error {
 	s.mu.RUnlock()
 	return nil
 }
+
+// Bytes reports what the stored tasks are charged against MaxBytes.
+func (s *Store) Bytes() int64 { return s.bytes.Load() }
 
 // Len reports how many tasks the store holds, expired ones not yet swept
 // included.

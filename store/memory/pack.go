@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // A finished task is kept packed: its snapshot and its event log encoded
@@ -24,11 +25,12 @@ import (
 
 // packed is a finished task's snapshot and log.
 type packed struct {
-	// data holds the snapshot, then the events in log order.
+	// data holds the snapshot, then the events in log order, each after
+	// the distance of its position from the one before.
 	data []byte
-	// events is how many events the log holds; eventsAt is where in data
-	// the first one starts.
-	events, eventsAt int
+	// events is how many events the log holds, last the position of the
+	// newest (0: none); eventsAt is where in data the first one starts.
+	events, last, eventsAt int
 }
 
 // packBufs holds scratch buffers for pack: a packed task is built in one
@@ -41,8 +43,8 @@ var packBufs = sync.Pool{New: func() any {
 // errCorrupt means a packed task did not decode: a bug, never user input.
 var errCorrupt = errors.New("memory: corrupt packed task")
 
-// pack encodes t and the log made of logs, in order.
-func pack(t *protocol.Task, logs ...[]protocol.Event) *packed {
+// pack encodes t and its log l.
+func pack(t *protocol.Task, l *eventLog) *packed {
 	scratch := packBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= 64<<10 {
@@ -52,47 +54,72 @@ func pack(t *protocol.Task, logs ...[]protocol.Event) *packed {
 	w := packer{b: (*scratch)[:0]}
 	defer func() { *scratch = w.b }()
 	w.task(t)
-	p := &packed{eventsAt: len(w.b)}
-	for _, log := range logs {
-		for i := range log {
-			w.event(&log[i])
-		}
-		p.events += len(log)
+	p := &packed{eventsAt: len(w.b), events: len(l.evs), last: l.last}
+	prev := 0
+	for i := range l.evs {
+		at := l.at(i)
+		w.uint(uint64(at - prev))
+		prev = at
+		w.event(&l.evs[i])
 	}
 	// One exact-size copy: the slice lives as long as the task.
 	p.data = append(make([]byte, 0, len(w.b)), w.b...)
 	return p
 }
 
-// task decodes the snapshot.
-func (p *packed) task() (*protocol.Task, error) {
+// task decodes the snapshot as v shows it (the zero View: all of it).
+func (p *packed) task(v store.View) (*protocol.Task, error) {
 	r := unpacker{b: p.data[:p.eventsAt]}
-	t := r.task()
+	t := r.taskView(v)
 	return t, r.done()
 }
 
-// eventsFrom decodes the events after the first n.
-func (p *packed) eventsFrom(n int) ([]protocol.Event, error) {
+// eventsAfter decodes the events whose position is past n, with their
+// positions. The ones before are read past without being built.
+func (p *packed) eventsAfter(n int) ([]protocol.Event, []int, error) {
 	r := unpacker{b: p.data[p.eventsAt:]}
-	out := make([]protocol.Event, 0, p.events-n)
-	for i := range p.events {
+	var evs []protocol.Event
+	var at []int
+	pos := 0
+	for range p.events {
+		pos += int(r.uint())
+		keep := pos > n
+		r.skip = !keep
 		var ev protocol.Event
 		r.event(&ev)
-		if i >= n {
-			out = append(out, ev)
+		if keep && r.err == nil {
+			evs = append(evs, ev)
+			at = append(at, pos)
 		}
 	}
-	return out, r.done()
+	r.skip = false
+	return evs, at, r.done()
 }
 
 // unpackAll decodes the snapshot and the whole log.
-func (p *packed) unpackAll() (*protocol.Task, []protocol.Event, error) {
-	t, err := p.task()
+func (p *packed) unpackAll() (*protocol.Task, eventLog, error) {
+	t, err := p.task(store.View{})
 	if err != nil {
-		return nil, nil, err
+		return nil, eventLog{}, err
 	}
-	evs, err := p.eventsFrom(0)
-	return t, evs, err
+	evs, at, err := p.eventsAfter(0)
+	if err != nil {
+		return nil, eventLog{}, err
+	}
+	l := eventLog{evs: evs, last: p.last, done: len(evs)}
+	for i := range evs {
+		l.bytes += evs[i].Size()
+		if at[i] != i+1 && l.pos == nil {
+			l.pos = make([]uint32, i, len(evs))
+			for j := range i {
+				l.pos[j] = uint32(j + 1)
+			}
+		}
+		if l.pos != nil {
+			l.pos = append(l.pos, uint32(at[i]))
+		}
+	}
+	return t, l, nil
 }
 
 type packer struct{ b []byte }
@@ -257,6 +284,10 @@ func (w *packer) event(e *protocol.Event) {
 type unpacker struct {
 	b   []byte
 	err error
+	// skip reads past values without building them: strings, byte
+	// slices, slices and pointers come back zero, and nothing is
+	// allocated, so a reader pays for what it keeps.
+	skip bool
 }
 
 func (r *unpacker) done() error {
@@ -308,7 +339,13 @@ func (r *unpacker) take(n uint64) []byte {
 	return out
 }
 
-func (r *unpacker) str() string { return string(r.take(r.uint())) }
+func (r *unpacker) str() string {
+	b := r.take(r.uint())
+	if r.skip {
+		return ""
+	}
+	return string(b)
+}
 
 // bytes returns a copy, so no value a reader gets aliases the packed
 // slice (which would keep it alive and let a caller's write reach it).
@@ -318,7 +355,7 @@ func (r *unpacker) bytes() []byte {
 		return nil
 	}
 	b := r.take(n - 1)
-	if b == nil {
+	if b == nil || r.skip {
 		return nil
 	}
 	return append(make([]byte, 0, len(b)), b...)
@@ -342,6 +379,12 @@ func (r *unpacker) strs() []string {
 	if n < 0 {
 		return nil
 	}
+	if r.skip {
+		for range n {
+			r.str()
+		}
+		return nil
+	}
 	out := make([]string, n)
 	for i := range out {
 		out[i] = r.str()
@@ -362,6 +405,9 @@ func (r *unpacker) when() time.Time {
 		nsec := r.uint()
 		name := r.str()
 		offset := r.int()
+		if r.skip {
+			return time.Time{}
+		}
 		return time.Unix(sec, int64(nsec)).In(time.FixedZone(name, int(offset)))
 	}
 	r.err = errCorrupt
@@ -382,6 +428,13 @@ func (r *unpacker) part(p *protocol.Part) {
 func (r *unpacker) parts() []protocol.Part {
 	n := r.count()
 	if n < 0 {
+		return nil
+	}
+	if r.skip {
+		var p protocol.Part
+		for range n {
+			r.part(&p)
+		}
 		return nil
 	}
 	out := make([]protocol.Part, n)
@@ -406,6 +459,11 @@ func (r *unpacker) messagePtr() *protocol.Message {
 	if !r.bool() {
 		return nil
 	}
+	if r.skip {
+		var m protocol.Message
+		r.message(&m)
+		return nil
+	}
 	m := new(protocol.Message)
 	r.message(m)
 	return m
@@ -426,25 +484,70 @@ func (r *unpacker) artifact(a *protocol.Artifact) {
 	a.Extensions = r.strs()
 }
 
-func (r *unpacker) task() *protocol.Task {
+func (r *unpacker) task() *protocol.Task { return r.taskView(store.View{}) }
+
+// taskView reads a task, building only what v keeps: artifacts are read
+// past when v omits them, and history messages older than the ones v
+// keeps.
+func (r *unpacker) taskView(v store.View) *protocol.Task {
+	if r.skip {
+		var t protocol.Task
+		r.taskInto(&t, v)
+		return nil
+	}
 	t := new(protocol.Task)
+	r.taskInto(t, v)
+	return t
+}
+
+func (r *unpacker) taskInto(t *protocol.Task, v store.View) {
 	t.ID = r.str()
 	t.ContextID = r.str()
 	r.status(&t.Status)
 	if n := r.count(); n >= 0 {
-		t.Artifacts = make([]protocol.Artifact, n)
-		for i := range t.Artifacts {
-			r.artifact(&t.Artifacts[i])
+		skip := r.skip
+		r.skip = skip || v.OmitArtifacts
+		if !r.skip {
+			t.Artifacts = make([]protocol.Artifact, n)
 		}
+		var a protocol.Artifact
+		for i := range n {
+			if r.skip {
+				r.artifact(&a)
+			} else {
+				r.artifact(&t.Artifacts[i])
+			}
+		}
+		r.skip = skip
 	}
 	if n := r.count(); n >= 0 {
-		t.History = make([]protocol.Message, n)
-		for i := range t.History {
-			r.message(&t.History[i])
+		keep := n
+		switch {
+		case v.History < 0:
+			keep = 0
+		case v.History > 0:
+			keep = min(n, v.History)
+		}
+		skip := r.skip
+		if !skip && (keep > 0 || v.History == 0) {
+			t.History = make([]protocol.Message, keep)
+		}
+		var m protocol.Message
+		for i := range n {
+			if i < n-keep {
+				r.skip = true
+				r.message(&m)
+				r.skip = skip
+				continue
+			}
+			if skip {
+				r.message(&m)
+			} else {
+				r.message(&t.History[i-(n-keep)])
+			}
 		}
 	}
 	t.Metadata = r.bytes()
-	return t
 }
 
 func (r *unpacker) event(e *protocol.Event) {
@@ -453,22 +556,28 @@ func (r *unpacker) event(e *protocol.Event) {
 	}
 	e.Message = r.messagePtr()
 	if r.bool() {
-		s := new(protocol.StatusUpdate)
+		var s protocol.StatusUpdate
 		s.TaskID = r.str()
 		s.ContextID = r.str()
 		r.status(&s.Status)
 		s.Final = r.bool()
 		s.Metadata = r.bytes()
-		e.Status = s
+		if !r.skip {
+			kept := s
+			e.Status = &kept
+		}
 	}
 	if r.bool() {
-		a := new(protocol.ArtifactUpdate)
+		var a protocol.ArtifactUpdate
 		a.TaskID = r.str()
 		a.ContextID = r.str()
 		r.artifact(&a.Artifact)
 		a.Append = r.bool()
 		a.LastChunk = r.bool()
 		a.Metadata = r.bytes()
-		e.Artifact = a
+		if !r.skip {
+			kept := a
+			e.Artifact = &kept
+		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // richTask sets every field of every type the packed form holds, with
@@ -55,33 +58,112 @@ func richEvents() []protocol.Event {
 	}
 }
 
+// logOf is a log of evs at positions 1..n, or at the given positions.
+func logOf(evs []protocol.Event, at ...uint32) *eventLog {
+	l := &eventLog{evs: evs, last: len(evs), done: len(evs)}
+	if at != nil {
+		l.pos, l.last = at, int(at[len(at)-1])
+	}
+	return l
+}
+
 func TestPackRoundTrip(t *testing.T) {
 	task, evs := richTask(), richEvents()
-	p := pack(task, evs[:2], evs[2:])
-	if p.events != len(evs) {
-		t.Fatalf("events %d, want %d", p.events, len(evs))
-	}
-	gotTask, gotEvs, err := p.unpackAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gotTask, task) {
-		t.Errorf("task:\n got %+v\nwant %+v", gotTask, task)
-	}
-	for i := range evs {
-		if !reflect.DeepEqual(gotEvs[i], evs[i]) {
-			t.Errorf("event %d:\n got %+v\nwant %+v", i, gotEvs[i], evs[i])
+	for _, at := range [][]uint32{nil, {1, 2, 5, 6, 9, 40}} {
+		p := pack(task, logOf(evs, at...))
+		if p.events != len(evs) {
+			t.Fatalf("events %d, want %d", p.events, len(evs))
+		}
+		gotTask, gotLog, err := p.unpackAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotTask, task) {
+			t.Errorf("task:\n got %+v\nwant %+v", gotTask, task)
+		}
+		for i := range evs {
+			if !reflect.DeepEqual(gotLog.evs[i], evs[i]) {
+				t.Errorf("event %d:\n got %+v\nwant %+v", i, gotLog.evs[i], evs[i])
+			}
+			want := i + 1
+			if at != nil {
+				want = int(at[i])
+			}
+			if gotLog.at(i) != want {
+				t.Errorf("event %d at %d, want %d", i, gotLog.at(i), want)
+			}
+		}
+		if gotLog.last != p.last || (at == nil) != (gotLog.pos == nil) {
+			t.Errorf("log last %d pos %v, packed last %d", gotLog.last, gotLog.pos, p.last)
+		}
+		after := 4
+		if at != nil {
+			after = 7 // between positions 6 and 9: the events from 9 on
+		}
+		tail, tailAt, err := p.eventsAfter(after)
+		if err != nil || !reflect.DeepEqual(tail, evs[4:]) || len(tailAt) != 2 {
+			t.Errorf("eventsAfter(%d) = %+v %v, %v", after, tail, tailAt, err)
+		}
+		// What a reader gets shares nothing with the packed bytes.
+		gotTask.History[0].Parts[1].Data[2] = 'X'
+		again, _ := p.task(store.View{})
+		if !reflect.DeepEqual(again, task) {
+			t.Error("a change to an unpacked task reached the packed form")
 		}
 	}
-	tail, err := p.eventsFrom(4)
-	if err != nil || !reflect.DeepEqual(tail, evs[4:]) {
-		t.Errorf("eventsFrom(4) = %+v, %v", tail, err)
+}
+
+// TestPackView: a view builds only what it keeps, and what it keeps is
+// exactly what the whole task holds.
+func TestPackView(t *testing.T) {
+	task := richTask()
+	p := pack(task, logOf(richEvents()))
+	for _, c := range []struct {
+		v           store.View
+		artifacts   bool
+		historyFrom int // index of the first kept message; len: none
+	}{
+		{store.View{}, true, 0},
+		{store.View{OmitArtifacts: true}, false, 0},
+		{store.View{History: 1}, true, 1},
+		{store.View{History: 5}, true, 0},
+		{store.View{OmitArtifacts: true, History: -1}, false, 2},
+	} {
+		got, err := p.task(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := *task
+		if !c.artifacts {
+			want.Artifacts = nil
+		}
+		want.History = task.History[c.historyFrom:]
+		if c.historyFrom == len(task.History) {
+			want.History = nil
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Errorf("view %+v:\n got %+v\nwant %+v", c.v, got, &want)
+		}
 	}
-	// What a reader gets shares nothing with the packed bytes.
-	gotTask.History[0].Parts[1].Data[2] = 'X'
-	again, _ := p.task()
-	if !reflect.DeepEqual(again, task) {
-		t.Error("a change to an unpacked task reached the packed form")
+}
+
+// A big finished task read without its artifacts allocates next to
+// nothing of them: ListTasks answers from such reads.
+func TestPackViewSkipsAllocations(t *testing.T) {
+	task := richTask()
+	task.Artifacts = []protocol.Artifact{{ID: "big", Parts: []protocol.Part{{Kind: protocol.PartText, Text: strings.Repeat("x", 4<<20)}}}}
+	p := pack(task, logOf(nil))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	for range 10 {
+		if _, err := p.task(store.View{OmitArtifacts: true, History: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&ms)
+	if got := ms.TotalAlloc - before; got > 64<<10 {
+		t.Errorf("10 reads without artifacts allocated %d bytes (a 4 MiB artifact)", got)
 	}
 }
 
@@ -110,9 +192,9 @@ func TestPackCoversEveryField(t *testing.T) {
 
 // Every truncation of a packed task fails cleanly.
 func TestPackTruncated(t *testing.T) {
-	p := pack(richTask(), richEvents())
+	p := pack(richTask(), logOf(richEvents(), 1, 3, 4, 8, 9, 10))
 	for n := range len(p.data) {
-		q := &packed{data: p.data[:n], events: p.events, eventsAt: min(p.eventsAt, n)}
+		q := &packed{data: p.data[:n], events: p.events, last: p.last, eventsAt: min(p.eventsAt, n)}
 		if _, _, err := q.unpackAll(); !errors.Is(err, errCorrupt) {
 			t.Fatalf("truncated at %d of %d: %v, want errCorrupt", n, len(p.data), err)
 		}
@@ -123,7 +205,7 @@ func BenchmarkPack(b *testing.B) {
 	task, evs := richTask(), richEvents()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = pack(task, evs)
+		_ = pack(task, logOf(evs))
 	}
 }
 
@@ -131,7 +213,7 @@ func BenchmarkPack(b *testing.B) {
 // fails with errCorrupt. Packed data is never input, but a bug in pack
 // must not become a crash of the server.
 func FuzzUnpack(f *testing.F) {
-	p := pack(richTask(), richEvents())
+	p := pack(richTask(), logOf(richEvents()))
 	f.Add(p.data, p.eventsAt, p.events)
 	f.Add([]byte{}, 0, 0)
 	f.Fuzz(func(t *testing.T, data []byte, at, events int) {
@@ -140,6 +222,13 @@ func FuzzUnpack(f *testing.F) {
 		}
 		q := &packed{data: data, eventsAt: at, events: events}
 		if _, _, err := q.unpackAll(); err != nil && !errors.Is(err, errCorrupt) {
+			t.Fatalf("unexpected error %v", err)
+		}
+		// The reads that skip what they do not keep walk the same bytes.
+		if _, err := q.task(store.View{OmitArtifacts: true, History: 1}); err != nil && !errors.Is(err, errCorrupt) {
+			t.Fatalf("unexpected error %v", err)
+		}
+		if _, _, err := q.eventsAfter(events / 2); err != nil && !errors.Is(err, errCorrupt) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})

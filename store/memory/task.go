@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -38,15 +38,16 @@ type entry struct {
 
 	mu   sync.Mutex
 	gone bool // evicted or expired and swept
-	// task and events are the snapshot and the log of a task that is not
-	// finished; a finished one has them packed instead (pack.go), and task
-	// and events are nil.
+	// task and log are the snapshot and the event log of a task that is
+	// not finished; a finished one has them packed instead (pack.go), and
+	// task and log are empty.
 	task    *protocol.Task
+	log     eventLog
 	packed  *packed
 	version uint64
-	// events is the log; an event's id is its position from 1, formatted
-	// only when a reader asks (eventID), so a write makes no id strings.
-	events []protocol.Event
+	// size is what the task is charged against Options.MaxBytes (see
+	// charge); it changes under mu, and the store's total with it.
+	size int64
 	// notify is closed and dropped on every append; waiters create it on
 	// demand, so appends nobody waits for allocate nothing.
 	notify chan struct{}
@@ -57,12 +58,50 @@ type entry struct {
 
 var errNoID = errors.New("memory: task has no id")
 
+// Overheads added to content bytes (protocol's Size) when a task is
+// charged against MaxBytes: roughly what the Go values around the content
+// take (the entry and its task, an event of the log), so that many small
+// tasks are not counted as free.
+const (
+	taskOverhead  = 512
+	eventOverhead = 64
+)
+
+// charge is what e holds: its packed bytes, or its snapshot and log
+// estimated by content size plus overheads; e.mu must be held.
+func (e *entry) charge() int64 {
+	if e.packed != nil {
+		return taskOverhead + int64(len(e.packed.data))
+	}
+	return taskOverhead + int64(e.task.Size()+e.log.bytes+eventOverhead*len(e.log.evs))
+}
+
 // tsKey is the sort key of a status timestamp. The zero time sorts first.
 func tsKey(t *protocol.Task) int64 {
 	if t.Status.Timestamp.IsZero() {
 		return math.MinInt64
 	}
 	return t.Status.Timestamp.UnixNano()
+}
+
+// settledLog returns the log a task settling with t would have after
+// events: l plus events, compacted (store.Compact), in arrays of its own,
+// so it can be built before any lock is taken while readers use l.
+func settledLog(l eventLog, events []protocol.Event) eventLog {
+	if len(l.evs) == 0 && l.last == 0 {
+		// A task created settled: its events, handed over, are the log
+		// (compact builds new arrays if it merges anything).
+		l.evs, l.last = events, len(events)
+		for i := range events {
+			l.bytes += events[i].Size()
+		}
+	} else {
+		l.evs = slices.Clip(l.evs)
+		l.pos = slices.Clip(l.pos)
+		l.add(events)
+	}
+	l.compact()
+	return l
 }
 
 // Create implements store.Store.
@@ -78,12 +117,17 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 		return 0, store.ErrTooManyEvents
 	}
 	e := &entry{id: t.ID, owner: owner, version: 1}
-	if t.Status.State.Terminal() {
-		e.packed = pack(t, events)
-	} else {
+	switch st := t.Status.State; {
+	case st.Terminal():
+		l := settledLog(eventLog{}, events)
+		e.packed = pack(t, &l)
+	case st.Interrupted():
+		e.task, e.log = t, settledLog(eventLog{}, events)
+	default:
 		e.task = t
-		e.appendEvents(events)
+		e.log.add(events)
 	}
+	e.size = e.charge()
 	e.ixTS, e.ixState, e.ixCtx = tsKey(t), t.Status.State, t.ContextID
 	e.deadline.Store(notParked)
 
@@ -99,13 +143,10 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 		}
 		s.removeLocked(old)
 	}
-	if len(s.tasks) >= s.opts.MaxTasks {
-		s.sweepLocked(now)
-		if len(s.tasks) >= s.opts.MaxTasks && !s.evictOldestLocked() {
-			return 0, store.ErrFull
-		}
-	}
 	idx := s.owners[owner]
+	if err := s.makeRoomLocked(owner, idx, e.size, now); err != nil {
+		return 0, err
+	}
 	if idx == nil {
 		idx = &ownerIndex{}
 		s.owners[owner] = idx
@@ -116,6 +157,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	idx.mu.Unlock()
 	s.parkLocked(e, lot, now)
 	s.tasks[t.ID] = e
+	s.bytes.Add(e.size)
 	return 1, nil
 }
 
@@ -133,39 +175,63 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	if e.gone || s.expired(e, s.opts.Now().UnixNano()) {
 		return nil, store.ErrNotFound
 	}
-	t, err := e.snapshot()
+	t, err := e.snapshot(store.View{})
 	if err != nil {
 		return nil, err
 	}
 	r := &store.Record{Task: t, Owner: e.owner, Version: e.version}
-	if n := e.eventCount(); n > 0 {
+	if n := e.lastEvent(); n > 0 {
 		r.LastEventID = eventID(n)
 	}
 	return r, nil
 }
 
-// snapshot returns the task, unpacking a finished one; e.mu must be held.
-func (e *entry) snapshot() (*protocol.Task, error) {
+// snapshot returns the task, unpacking what v keeps of a finished one;
+// e.mu must be held.
+func (e *entry) snapshot(v store.View) (*protocol.Task, error) {
 	if e.packed != nil {
-		return e.packed.task()
+		return e.packed.task(v)
 	}
 	return e.task, nil
 }
 
-// eventCount is the length of the log; e.mu must be held.
-func (e *entry) eventCount() int {
+// lastEvent is the position of the newest event in the log (0: none);
+// e.mu must be held.
+func (e *entry) lastEvent() int {
+	if e.packed != nil {
+		return e.packed.last
+	}
+	return e.log.last
+}
+
+// logLen is how many events the log holds; e.mu must be held.
+func (e *entry) logLen() int {
 	if e.packed != nil {
 		return e.packed.events
 	}
-	return len(e.events)
+	return len(e.log.evs)
 }
 
-// eventsFrom returns the log after its first n events; e.mu must be held.
-func (e *entry) eventsFrom(n int) ([]protocol.Event, error) {
+// storedAfter returns the events whose position is past n, with their
+// ids; e.mu must be held.
+func (e *entry) storedAfter(n int) ([]store.StoredEvent, error) {
 	if e.packed != nil {
-		return e.packed.eventsFrom(n)
+		evs, at, err := e.packed.eventsAfter(n)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]store.StoredEvent, len(evs))
+		for i := range out {
+			out[i] = store.StoredEvent{ID: eventID(at[i]), Event: evs[i]}
+		}
+		return out, nil
 	}
-	return e.events[n:], nil
+	i := e.log.after(n)
+	out := make([]store.StoredEvent, len(e.log.evs)-i)
+	for k := range out {
+		out[k] = store.StoredEvent{ID: eventID(e.log.at(i + k)), Event: e.log.evs[i+k]}
+	}
+	return out, nil
 }
 
 // unpack turns a packed entry back into values, for an Update of a
@@ -174,16 +240,24 @@ func (e *entry) unpack() error {
 	if e.packed == nil {
 		return nil
 	}
-	t, evs, err := e.packed.unpackAll()
+	t, l, err := e.packed.unpackAll()
 	if err != nil {
 		return err
 	}
-	e.task, e.events, e.packed = t, evs, nil
+	e.task, e.log, e.packed = t, l, nil
 	return nil
 }
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	v, last, err := s.update(ctx, id, version, t, events)
+	if err == nil && s.opts.MaxBytes > 0 && s.bytes.Load() > s.opts.MaxBytes {
+		s.shrink()
+	}
+	return v, last, err
+}
+
+func (s *Store) update(ctx context.Context, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, "", err
 	}
@@ -191,24 +265,30 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 		return 0, "", errors.New("memory: Update task id does not match")
 	}
 	nt, nev := t, events
-	terminal := t.Status.State.Terminal()
-	lot := s.lotFor(t.Status.State)
+	st := t.Status.State
+	settling := st.Terminal() || st.Interrupted()
+	lot := s.lotFor(st)
 
 	e := s.lookup(id)
 	if e == nil {
 		return 0, "", store.ErrNotFound
 	}
-	// A finishing task is packed here, before any store lock is taken:
-	// its log only grows with its version, so if the version still
-	// matches below, the log read now is the whole log.
+	// A settling task's log is compacted, and a finishing one packed,
+	// here, before any store lock is taken: its log only grows with its
+	// version, so if the version still matches below, the log read now is
+	// the whole log.
+	var next *eventLog
 	var pk *packed
-	var pkLen int
-	if terminal {
+	if settling {
 		e.mu.Lock()
-		prior, cur, wasPacked := e.events, e.version, e.packed != nil
+		prior, cur, wasPacked := e.log, e.version, e.packed != nil
 		e.mu.Unlock()
 		if cur == version && !wasPacked {
-			pk, pkLen = pack(nt, prior, nev), len(prior)
+			l := settledLog(prior, nev)
+			next = &l
+			if st.Terminal() {
+				pk = pack(nt, next)
+			}
 		}
 	}
 	// Parking a task, moving it within or between lots, or taking it out
@@ -223,7 +303,7 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 		s.mu.RLock()
 		if e.deadline.Load() != notParked {
 			s.mu.RUnlock()
-			return s.Update(ctx, id, version, t, events...)
+			return s.update(ctx, id, version, t, events)
 		}
 		defer s.mu.RUnlock()
 	}
@@ -241,7 +321,7 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 		return 0, "", store.ErrConflict
 	}
 	wasTerminal := e.ixState.Terminal()
-	if e.eventCount()+len(nev) > s.opts.MaxEventsPerTask && !(terminal && !wasTerminal) {
+	if e.logLen()+len(nev) > s.opts.MaxEventsPerTask && !(st.Terminal() && !wasTerminal) {
 		return 0, "", store.ErrTooManyEvents
 	}
 	if err := e.unpack(); err != nil {
@@ -251,20 +331,28 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	e.version++
 	var last string
 	if len(nev) > 0 {
-		last = eventID(len(e.events) + len(nev))
+		last = eventID(e.log.last + len(nev))
 	}
 	switch {
-	case !terminal:
-		e.task = nt
-		e.events = append(e.events, nev...)
-	case pk != nil && pkLen == len(e.events):
-		e.task, e.events, e.packed = nil, nil, pk
+	case next != nil && pk != nil:
+		e.task, e.log, e.packed = nil, eventLog{}, pk
+	case next != nil:
+		e.task, e.log = nt, *next
+	case st.Terminal():
+		l := settledLog(e.log, nev)
+		e.task, e.log, e.packed = nil, eventLog{}, pack(nt, &l)
+	case settling:
+		e.task, e.log = nt, settledLog(e.log, nev)
 	default:
-		e.task, e.events, e.packed = nil, nil, pack(nt, e.events, nev)
+		e.task = nt
+		e.log.add(nev)
 	}
 	if len(nev) > 0 {
 		e.wake()
 	}
+	size := e.charge()
+	s.bytes.Add(size - e.size)
+	e.size = size
 
 	e.idx.mu.Lock()
 	e.idx.move(e, tsKey(nt))
@@ -276,15 +364,6 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	}
 	return e.version, last, nil
 }
-
-// appendEvents starts a new entry's log with events (no waiters yet),
-// with room for the few a run adds next.
-func (e *entry) appendEvents(events []protocol.Event) {
-	e.events = append(make([]protocol.Event, 0, len(events)+3), events...)
-}
-
-// eventID is the id of the event at position n (from 1) of a log.
-func eventID(n int) string { return strconv.Itoa(n) }
 
 // wake releases every Events call waiting on e; e.mu must be held.
 func (e *entry) wake() {
