@@ -103,8 +103,38 @@ type Options struct {
 	// InputModes lists the media types the agent accepts (the card's
 	// defaultInputModes); empty accepts anything.
 	InputModes []string
-	// MaxHistory is how many messages a task keeps (0 = 100).
+	// MaxHistory is how many messages a task keeps and re-sends to the
+	// agent each turn, the oldest dropped first (0 = 100).
 	MaxHistory int
+	// MaxHistoryBytes bounds the same history in content bytes
+	// (protocol's Size), the newest message always kept (0 = 8 MiB).
+	MaxHistoryBytes int
+	// MaxTaskOutput bounds what the agent's output held by one task
+	// weighs in content bytes: artifacts and agent messages, over all its
+	// turns (0 = 16 MiB). A run that would go over it ends the task
+	// failed, saying which limit it hit; what came before is kept. A
+	// message reply is bounded the same way.
+	MaxTaskOutput int
+	// MaxRunEvents bounds the events one run (one turn of a task) may
+	// add: chunks, artifacts, status updates (0 = 10000). A run that
+	// would go over it fails like one over MaxTaskOutput. A settled
+	// turn's chunks are compacted by the store, so the bound is per turn.
+	MaxRunEvents int
+	// MaxArtifacts bounds the artifacts one task holds (0 = 256); an
+	// agent that would add more fails the run like one over
+	// MaxTaskOutput.
+	MaxArtifacts int
+	// MaxRunsPerOwner bounds the runs one owner has going at once, over
+	// every endpoint sharing the Runner (0 = 32; negative: no bound). A
+	// send over it is refused with -32080 before any task is created or
+	// changed. The anonymous owner stands for every caller without an
+	// identity and is not bounded.
+	MaxRunsPerOwner int
+	// ContextKey keys the context ids the agent is given (see
+	// agentContextID): every endpoint of one store must use the same key,
+	// so that an owner's context keeps its agent-side id. nil: a random
+	// key of this endpoint's own.
+	ContextKey []byte
 	// Limits bound what one request may carry (parts per message, text
 	// and inline file sizes, metadata size); zero fields take the
 	// protocol defaults. A request over a limit is -32602 naming it.
@@ -141,12 +171,21 @@ type Endpoint struct {
 	// unloaded is Options.Unload's Done channel (nil, never ready, if
 	// there is none).
 	unloaded <-chan struct{}
+	// macs pools the HMACs of agentContextID, keyed with ContextKey.
+	macs sync.Pool
+	// runLimits are the Options bounds every run of this endpoint keeps.
+	runLimits runLimits
 }
 
 // Defaults applied by NewEndpoint.
 const (
-	DefaultMaxHistory = 100
-	DefaultHeartbeat  = 15 * time.Second
+	DefaultMaxHistory      = 100
+	DefaultMaxHistoryBytes = 8 << 20
+	DefaultMaxTaskOutput   = 16 << 20
+	DefaultMaxRunEvents    = 10000
+	DefaultMaxArtifacts    = 256
+	DefaultMaxRunsPerOwner = 32
+	DefaultHeartbeat       = 15 * time.Second
 )
 
 // NewEndpoint checks o and returns the endpoint.
@@ -160,11 +199,29 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 	if o.Runner == nil {
 		return nil, errors.New("handler: Options.Runner is required")
 	}
-	if o.MaxHistory < 0 {
-		return nil, errors.New("handler: Options.MaxHistory must not be negative")
+	for _, f := range []struct {
+		v    *int
+		def  int
+		name string
+	}{
+		{&o.MaxHistory, DefaultMaxHistory, "MaxHistory"},
+		{&o.MaxHistoryBytes, DefaultMaxHistoryBytes, "MaxHistoryBytes"},
+		{&o.MaxTaskOutput, DefaultMaxTaskOutput, "MaxTaskOutput"},
+		{&o.MaxRunEvents, DefaultMaxRunEvents, "MaxRunEvents"},
+		{&o.MaxArtifacts, DefaultMaxArtifacts, "MaxArtifacts"},
+	} {
+		if *f.v < 0 {
+			return nil, errors.New("handler: Options." + f.name + " must not be negative")
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
 	}
-	if o.MaxHistory == 0 {
-		o.MaxHistory = DefaultMaxHistory
+	if o.MaxRunsPerOwner == 0 {
+		o.MaxRunsPerOwner = DefaultMaxRunsPerOwner
+	}
+	if o.ContextKey == nil {
+		o.ContextKey = newContextKey()
 	}
 	if o.Heartbeat < 0 {
 		return nil, errors.New("handler: Options.Heartbeat must not be negative")
@@ -193,6 +250,14 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e := &Endpoint{opts: o, log: o.Logger, ext: ext}
+	e.macs.New = newMAC(o.ContextKey)
+	e.runLimits = runLimits{
+		history:      o.MaxHistory,
+		historyBytes: o.MaxHistoryBytes,
+		output:       o.MaxTaskOutput,
+		events:       o.MaxRunEvents,
+		artifacts:    o.MaxArtifacts,
+	}
 	if o.Unload != nil {
 		e.unloaded = o.Unload.Done()
 	}
@@ -268,6 +333,8 @@ type Runner struct {
 	// idle hands a run to a worker waiting for one (unbuffered: a send
 	// succeeds only if one waits).
 	idle chan *run
+	// active counts each owner's reserved runs (reserve), under mu.
+	active map[string]int
 }
 
 // NewRunner returns a runner whose runs log to logger (nil: no logging).

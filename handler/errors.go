@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -25,11 +26,40 @@ func asParamsError(err error) *protocol.Error {
 // storeError maps a store failure on task id to the error the caller sees:
 // a missing (or foreign) task is -32001; everything else is -32603 with an
 // error id that is also logged, because store faults are operator business.
+//
+// A store out of room is not a fault: -32080 (retryable) naming the bound,
+// so a caller knows to come back and an operator which setting to raise.
 func storeError(log *zap.Logger, op, taskID string, err error) *protocol.Error {
 	if errors.Is(err, store.ErrNotFound) {
 		return protocol.ErrTaskNotFound(taskID)
 	}
+	if perr := roomError(err); perr != nil {
+		log.Info("a2a: "+op+" refused for lack of room", zap.String("task_id", taskID), zap.Error(err))
+		return perr
+	}
 	return internalError(log, op, err, zap.String("task_id", taskID))
+}
+
+// roomError is the -32080 answer to a store that is out of room, or nil
+// for any other error.
+func roomError(err error) *protocol.Error {
+	if le, ok := errors.AsType[*store.LimitError](err); ok {
+		max := strconv.FormatInt(le.Max, 10)
+		if errors.Is(le, store.ErrQuota) {
+			return protocol.ErrResourceExhausted("This caller holds as many tasks as this server keeps for one caller ("+
+				le.Limit+" "+max+") and all of them are running; retry when one ends", le.Limit, max)
+		}
+		return protocol.ErrResourceExhausted("The task store is full ("+le.Limit+" "+max+"); retry later", le.Limit, max)
+	}
+	switch {
+	case errors.Is(err, store.ErrFull):
+		return protocol.ErrResourceExhausted("The task store is full; retry later", "store", "")
+	case errors.Is(err, store.ErrQuota):
+		return protocol.ErrResourceExhausted("This caller holds as many tasks as this server keeps for one caller; retry later", "store", "")
+	case errors.Is(err, store.ErrTooManyEvents):
+		return protocol.ErrResourceExhausted("This task holds as many events as the store keeps for one task; start a new task", "store", "")
+	}
+	return nil
 }
 
 // internalError logs err under a fresh error id and returns -32603 naming

@@ -151,7 +151,13 @@ const ownerHeader = "X-Test-Owner"
 
 func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, store: memory.New(memory.Options{})}
+	return newHarnessWith(t, agent, memory.Options{}, mods...)
+}
+
+// newHarnessWith is newHarness over a memory store with so.
+func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, store: memory.New(so)}
 	h.unload, h.closeDone = context.WithCancel(context.Background())
 	logger := zaptest.NewLogger(t)
 	h.runner = NewRunner(logger)

@@ -28,6 +28,30 @@ func keepLast(h *[]protocol.Message, n int) {
 	}
 }
 
+// keepHistory cuts h to what a task keeps and re-sends to the agent: the
+// newest messages within both MaxHistory and MaxHistoryBytes, the newest
+// one always. It weighs the messages it keeps, so it runs where history
+// grows (a new turn, an agent message), not on every write of a run.
+func (l *runLimits) keepHistory(h *[]protocol.Message) {
+	hs := *h
+	keep, size := 0, 0
+	for i := len(hs) - 1; i >= 0 && keep < l.history; i-- {
+		size += hs[i].Size()
+		if keep > 0 && size > l.historyBytes {
+			break
+		}
+		keep++
+	}
+	if keep < len(hs) {
+		// A new array: the old one may be shared with stored snapshots,
+		// and the dropped messages should not be kept alive by it.
+		*h = append(hs[:0:0], hs[len(hs)-keep:]...)
+	}
+}
+
+// keepHistory is runLimits.keepHistory with the endpoint's limits.
+func (e *Endpoint) keepHistory(h *[]protocol.Message) { e.runLimits.keepHistory(h) }
+
 // closesStream reports whether a task in state s ends a stream and a
 // blocking wait: terminal states and input-required do; auth-required
 // keeps streams open (A2A 1.0 §7.6.1) but does end a blocking send.

@@ -75,7 +75,11 @@ func TestHTTPAgentPlainMultiTurn(t *testing.T) {
 	}
 	c := nextCall(t, calls)
 	id, ctxID := str(t, task, "id"), str(t, task, "contextId")
-	if str(t, c.body, "taskId") != id || str(t, c.body, "contextId") != ctxID || str(t, c.body, "input") != "hello" ||
+	// The agent is told the owner's own context id, not the caller's.
+	if agentCtx := h.ep.agentContextID("alice", ctxID); str(t, c.body, "contextId") != agentCtx || agentCtx == ctxID {
+		t.Fatalf("agent context %q, want %q (not the caller's %q)", str(t, c.body, "contextId"), agentCtx, ctxID)
+	}
+	if str(t, c.body, "taskId") != id || str(t, c.body, "input") != "hello" ||
 		str(t, c.body, "user") != "alice" || str(t, c.body, "message", "messageId") != "m-1" {
 		t.Fatalf("agent request 1: %v", c.body)
 	}

@@ -14,7 +14,13 @@ func newID() string {
 	// crypto/rand.Read does not fail: since Go 1.24 it aborts the program
 	// rather than return an error, so the result needs no check.
 	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40 // version 4
+	return formatUUID(&b, 4)
+}
+
+// formatUUID sets b's version and RFC 9562 variant bits and returns its
+// canonical text form.
+func formatUUID(b *[16]byte, version byte) string {
+	b[6] = b[6]&0x0f | version<<4
 	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
 	var s [36]byte
 	hex.Encode(s[0:8], b[0:4])

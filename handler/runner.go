@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,37 @@ func newRunner(logger *zap.Logger) *Runner {
 		logger = zap.NewNop()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{log: logger, ctx: ctx, cancel: cancel, closeWait: defaultCloseWait, idle: make(chan *run)}
+	return &Runner{log: logger, ctx: ctx, cancel: cancel, closeWait: defaultCloseWait, idle: make(chan *run), active: map[string]int{}}
+}
+
+// reserve takes one of owner's max slots for a running task; false when
+// all are taken. The anonymous owner "" is every caller without an
+// identity, so it has no bound of its own; nor has any owner with max < 0.
+func (r *Runner) reserve(owner string, max int) bool {
+	if owner == "" || max < 0 {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.active[owner] >= max {
+		return false
+	}
+	r.active[owner]++
+	return true
+}
+
+// release gives back a slot reserve took.
+func (r *Runner) release(owner string) {
+	if owner == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := r.active[owner]; n > 1 {
+		r.active[owner] = n - 1
+	} else {
+		delete(r.active, owner)
+	}
 }
 
 // start runs ru in the background; it fails only once Close has begun.
@@ -91,8 +122,7 @@ func (r *Runner) work(ru *run) {
 		// that waited (it needs little then), and regrowing it here, not
 		// mid-call, keeps the copy small.
 		growStack()
-		ru.execute(r.ctx)
-		r.wg.Done()
+		r.runOne(ru)
 		if wait == nil {
 			wait = time.NewTimer(workerIdle)
 		} else {
@@ -106,6 +136,27 @@ func (r *Runner) work(ru *run) {
 			return
 		}
 	}
+}
+
+// runOne executes ru and accounts for it. A panic in a run (a bug, or a
+// library it calls) must not take the server down with every other run
+// and request: it is logged with its stack, loudly, and the task is
+// recorded as failed; the worker goes on.
+func (r *Runner) runOne(ru *run) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			ru.logger().Error("a2a: run panicked; the task is recorded as failed",
+				zap.Any("panic", rec), zap.Stack("stack"))
+			if err := ru.recordFailed(); err != nil && !errors.Is(err, errStopped) {
+				ru.logger().Error("a2a: task left unfinished after a panic", zap.Error(err))
+			}
+		}
+		if ru.reserved {
+			r.release(ru.owner)
+		}
+		r.wg.Done()
+	}()
+	ru.execute(r.ctx)
 }
 
 // stackSink keeps growStack's frame from being optimised away.
@@ -148,14 +199,25 @@ func (r *Runner) close() error {
 	}
 }
 
+// runLimits bound what a run may add to its task (see the Options of the
+// same names); one value per endpoint, shared by its runs.
+type runLimits struct {
+	history, historyBytes int
+	output, events        int
+	artifacts             int
+}
+
 // run is one execution of the agent for one task turn. Only its goroutine
 // touches it after start.
 type run struct {
-	st         store.Store
-	agent      upstream.Agent
-	owner      string
-	req        *upstream.RunRequest
-	maxHistory int
+	st     store.Store
+	agent  upstream.Agent
+	owner  string
+	req    *upstream.RunRequest
+	limits *runLimits
+	// reserved: the run holds one of its owner's slots (Runner.reserve),
+	// given back when it ends.
+	reserved bool
 	// baseLog is the runner's logger; log, the run's child of it, is made
 	// on first use: most runs log nothing.
 	baseLog *zap.Logger
@@ -165,9 +227,11 @@ type run struct {
 	task    *protocol.Task
 	version uint64
 
-	// mainID is the run's main artifact; chunks counts the chunks written
-	// to it, which decides the append flag of the next one.
+	// mainID is the run's main artifact, mainAt its index in the task's
+	// artifacts once it exists (-1 before); chunks counts the chunks
+	// written to it, which decides the append flag of the next one.
 	mainID string
+	mainAt int
 	chunks int
 	// mainClosed: the main artifact came whole (a plain answer), with
 	// lastChunk already set, so finish sends no closing chunk.
@@ -176,6 +240,10 @@ type run struct {
 	// (textOpen), so each chunk appends in O(chunk).
 	text     strings.Builder
 	textOpen bool
+	// output is the content size of the task's output (artifacts and
+	// agent messages) so far, events the events this run added: what
+	// runLimits bound.
+	output, events int
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -232,7 +300,8 @@ func (ru *run) execute(base context.Context) {
 		<-watched
 	}()
 
-	ru.mainID = newID()
+	ru.mainID, ru.mainAt = newID(), -1
+	ru.output = outputSize(ru.task)
 	if ru.task.Status.State == protocol.StateSubmitted {
 		err := ru.commit(func(t *protocol.Task) []protocol.Event {
 			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, nil)}
@@ -279,17 +348,25 @@ func (ru *run) execute(base context.Context) {
 	}
 }
 
-// apply records one agent event; done reports that it ended the run.
+// apply records one agent event; done reports that it ended the run. An
+// event that would take the task over one of its limits ends the run
+// failed instead (overLimit), before anything of it is written.
 func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 	switch ev.Kind {
 	case upstream.EventText:
 		if ev.Text == "" {
 			return false, nil
 		}
+		if ru.overLimit(len(ev.Text), ru.mainAt < 0) {
+			return true, nil
+		}
 		return false, ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: ev.Text}}, true, ev.Whole)
 	case upstream.EventParts:
 		if len(ev.Parts) == 0 {
 			return false, nil
+		}
+		if ru.overLimit(protocol.PartsSize(ev.Parts), ru.mainAt < 0) {
+			return true, nil
 		}
 		return false, ru.appendMain(ev.Parts, false, ev.Whole)
 	case upstream.EventArtifact:
@@ -297,8 +374,14 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 			ru.logger().Warn("a2a: agent sent an artifact without parts; dropped")
 			return false, nil
 		}
+		if ru.overLimit(ev.Artifact.Size(), true) {
+			return true, nil
+		}
 		return false, ru.addArtifact(ev.Artifact)
 	case upstream.EventStatus:
+		if ru.overLimit(protocol.PartsSize(ev.Parts), false) {
+			return true, nil
+		}
 		if ev.State.Terminal() || ev.State.Interrupted() {
 			ru.finish(ev.State, ev.Parts, ev.Detail)
 			return true, nil
@@ -310,6 +393,44 @@ func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
 	}
 	ru.logger().Warn("a2a: unknown agent event kind; dropped", zap.Int("kind", int(ev.Kind)))
 	return false, nil
+}
+
+// overLimit counts an event of size content bytes (adding an artifact if
+// newArtifact) against the run's limits. Over one, it ends the run
+// failed with a status message that names the limit, and reports true:
+// the event is not written, and what the task held before stays.
+func (ru *run) overLimit(size int, newArtifact bool) bool {
+	l := ru.limits
+	var limit string
+	var max int
+	switch {
+	case ru.events+1 > l.events:
+		limit, max = "max_run_events", l.events
+	case ru.output+size > l.output:
+		limit, max = "max_task_output", l.output
+	case newArtifact && len(ru.task.Artifacts)+1 > l.artifacts:
+		limit, max = "max_artifacts", l.artifacts
+	default:
+		ru.events++
+		ru.output += size
+		return false
+	}
+	ru.logger().Warn("a2a: agent output over a limit; the task is failed", zap.String("limit", limit), zap.Int("max", max))
+	ru.finish(protocol.StateFailed, []protocol.Part{{Kind: protocol.PartText,
+		Text: "The agent's output went over a limit of this server (" + limit + " " + strconv.Itoa(max) + "); the task was stopped."}}, "")
+	return true
+}
+
+// outputSize is the content size of t's output: its artifacts and the
+// agent's messages it keeps.
+func outputSize(t *protocol.Task) int {
+	n := protocol.ArtifactsSize(t.Artifacts)
+	for i := range t.History {
+		if t.History[i].Role == protocol.RoleAgent {
+			n += t.History[i].Size()
+		}
+	}
+	return n
 }
 
 // appendMain adds parts to the run's main artifact. In the snapshot,
@@ -341,13 +462,21 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 		// end of a stored list is safe without a copy: readers of a
 		// snapshot never look past its length, and only this run appends
 		// to its main artifact.
-		i := artifactIndex(t, ru.mainID)
+		i := ru.mainAt
+		if i < 0 || i >= len(t.Artifacts) || t.Artifacts[i].ID != ru.mainID {
+			i = artifactIndex(t, ru.mainID)
+		}
 		if i < 0 {
-			t.Artifacts = append(slices.Clip(t.Artifacts), protocol.Artifact{ID: ru.mainID})
+			// Appended in place, as addArtifact does.
+			t.Artifacts = append(t.Artifacts, protocol.Artifact{ID: ru.mainID})
 			i = len(t.Artifacts) - 1
 		} else {
+			// The artifact changes: a copy of the list, so the stored
+			// snapshots sharing it keep theirs. This costs the number of
+			// artifacts per chunk, which MaxArtifacts bounds.
 			t.Artifacts = slices.Clone(t.Artifacts)
 		}
+		ru.mainAt = i
 		a := &t.Artifacts[i]
 		switch n := len(a.Parts); {
 		case !mergeText:
@@ -387,7 +516,11 @@ func (ru *run) addArtifact(src *protocol.Artifact) error {
 	a.ID = newID()
 	a.Parts = append([]protocol.Part(nil), src.Parts...)
 	return ru.commit(func(t *protocol.Task) []protocol.Event {
-		t.Artifacts = append(slices.Clip(t.Artifacts), a)
+		// Appended in place, not to a copy: readers of earlier snapshots
+		// never look past their length, and only this run appends to the
+		// list while it runs, so an agent that sends thousands of
+		// artifacts costs linear time, not a copy of the list per artifact.
+		t.Artifacts = append(t.Artifacts, a)
 		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
 			TaskID:    t.ID,
 			ContextID: t.ContextID,
@@ -422,6 +555,7 @@ func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail st
 		}
 		if msg != nil {
 			t.History = append(slices.Clip(t.History), *msg)
+			ru.limits.keepHistory(&t.History)
 		}
 		return append(evs, ru.setStatus(t, state, msg))
 	})
@@ -461,7 +595,6 @@ func (ru *run) stopped(err error) {
 		return
 	}
 	ru.failing = true
-	msg := ru.agentMessage([]protocol.Part{{Kind: protocol.PartText, Text: failedText}})
 	wait := failRetryStart
 	for range failRetries {
 		select {
@@ -472,19 +605,27 @@ func (ru *run) stopped(err error) {
 			return
 		}
 		wait *= 2
-		// The snapshot may hold the change that was not written: start
-		// from what the store has.
-		if err = ru.reread(); err == nil {
-			err = ru.commit(func(t *protocol.Task) []protocol.Event {
-				t.History = append(slices.Clip(t.History), *msg)
-				return []protocol.Event{ru.setStatus(t, protocol.StateFailed, msg)}
-			})
-		}
+		err = ru.recordFailed()
 		if err == nil || errors.Is(err, errStopped) || errors.Is(err, store.ErrClosed) {
 			return
 		}
 	}
 	ru.logger().Error("a2a: task left unfinished, the store keeps failing", zap.Error(err))
+}
+
+// recordFailed ends the task failed with the generic message, starting
+// from what the store has: the run's snapshot may hold a change that was
+// never written.
+func (ru *run) recordFailed() error {
+	if err := ru.reread(); err != nil {
+		return err
+	}
+	msg := ru.agentMessage([]protocol.Part{{Kind: protocol.PartText, Text: failedText}})
+	return ru.commit(func(t *protocol.Task) []protocol.Event {
+		t.History = append(slices.Clip(t.History), *msg)
+		ru.limits.keepHistory(&t.History)
+		return []protocol.Event{ru.setStatus(t, protocol.StateFailed, msg)}
+	})
 }
 
 // setStatus moves t to state and returns the status event. Final is set
@@ -526,7 +667,6 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		// through slices.Clip except where only this run ever appends.
 		t := *ru.task
 		evs := mutate(&t)
-		keepLast(&t.History, ru.maxHistory)
 		// Writes do not use the run's context: a canceled run must still
 		// record how it ended. The store bounds its own I/O.
 		ctx := context.Background()

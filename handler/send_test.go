@@ -101,6 +101,7 @@ func TestSendMultiTurn(t *testing.T) {
 	if len(run.req.History) != 0 {
 		t.Fatalf("first turn has history %v", run.req.History)
 	}
+	agentCtx := run.req.ContextID
 	run.send(t, status(protocol.StateInputRequired, "Which city?"))
 	resp := <-respc
 	task := at(t, resp, "result", "task")
@@ -122,7 +123,11 @@ func TestSendMultiTurn(t *testing.T) {
 			body: sendV10("SendMessage", "m-2", `,"taskId":"`+id+`","contextId":"`+ctxID+`"`, "")})
 	}()
 	run = agent.next(t)
-	if run.req.TaskID != id || run.req.ContextID != ctxID || run.req.Message.ID != "m-2" {
+	// The agent's context id is the owner's own, the same every turn.
+	if agentCtx != h.ep.agentContextID("alice", ctxID) || agentCtx == ctxID {
+		t.Fatalf("agent context %q for the caller's %q", agentCtx, ctxID)
+	}
+	if run.req.TaskID != id || run.req.ContextID != agentCtx || run.req.Message.ID != "m-2" {
 		t.Fatalf("second run request %+v", run.req)
 	}
 	if len(run.req.History) != 2 || run.req.History[0].ID != "m-1" ||

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,10 +41,35 @@ func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendPa
 	if perr := e.validateMessage(&p.Message); perr != nil {
 		return nil, perr
 	}
-	if p.Message.TaskID == "" {
-		return e.createTask(ctx, c, p)
+	if perr := e.reserveRun(c); perr != nil {
+		return nil, perr
 	}
-	return e.continueTask(ctx, c, p)
+	var s *started
+	var perr *protocol.Error
+	if p.Message.TaskID == "" {
+		s, perr = e.createTask(ctx, c, p)
+	} else {
+		s, perr = e.continueTask(ctx, c, p)
+	}
+	if perr != nil {
+		e.opts.Runner.release(c.Owner)
+		return nil, perr
+	}
+	// The run gives the slot back when it ends (Runner.work), or startRun
+	// does if it never starts.
+	s.run.reserved = true
+	return s, nil
+}
+
+// reserveRun takes one of the caller's slots for a running task
+// (MaxRunsPerOwner), or refuses the send before anything is written.
+func (e *Endpoint) reserveRun(c Caller) *protocol.Error {
+	if e.opts.Runner.reserve(c.Owner, e.opts.MaxRunsPerOwner) {
+		return nil
+	}
+	n := strconv.Itoa(e.opts.MaxRunsPerOwner)
+	return protocol.ErrResourceExhausted("This caller has "+n+" tasks running, the most this server runs at once for one caller (max_runs_per_owner); retry when one ends",
+		"max_runs_per_owner", n)
 }
 
 // validateMessage checks what the codec cannot know: the role and the
@@ -122,7 +148,7 @@ func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendPar
 	}
 	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
 	if err != nil {
-		return nil, internalError(e.log, "create task", err, zap.String("task_id", t.ID))
+		return nil, storeError(e.log, "create task", t.ID, err)
 	}
 	return &started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
 }
@@ -154,9 +180,11 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 		}
 		msg := p.Message
 		msg.ContextID = t.ContextID
-		earlier := t.History
 		t.History = append(slices.Clip(t.History), msg)
-		keepLast(&t.History, e.opts.MaxHistory)
+		e.keepHistory(&t.History)
+		// What the agent is sent as the earlier turns: what the task keeps,
+		// but the new message.
+		earlier := slices.Clip(t.History[:len(t.History)-1])
 		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
 		v, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
@@ -173,16 +201,16 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 
 func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
 	return &run{
-		st:         e.opts.Store,
-		agent:      e.opts.Agent,
-		owner:      c.Owner,
-		maxHistory: e.opts.MaxHistory,
-		task:       t,
-		version:    version,
-		settled:    make(chan struct{}),
+		st:      e.opts.Store,
+		agent:   e.opts.Agent,
+		owner:   c.Owner,
+		limits:  &e.runLimits,
+		task:    t,
+		version: version,
+		settled: make(chan struct{}),
 		req: &upstream.RunRequest{
 			TaskID:     t.ID,
-			ContextID:  t.ContextID,
+			ContextID:  e.agentContextID(c.Owner, t.ContextID),
 			Message:    *msg,
 			History:    history,
 			User:       c.Owner,
@@ -202,6 +230,9 @@ func (e *Endpoint) startRun(s *started) *protocol.Error {
 	ru := s.run
 	ru.baseLog = e.log
 	ru.finish(protocol.StateFailed, nil, "")
+	if ru.reserved {
+		e.opts.Runner.release(ru.owner)
+	}
 	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
 }
 
@@ -314,7 +345,14 @@ func (e *Endpoint) listTasks(ctx context.Context, c Caller, p *protocol.ListTask
 	if c.Owner == "" {
 		return res, nil
 	}
-	q := store.ListQuery{ContextID: p.ContextID, Status: p.Status, PageSize: p.PageSize, PageToken: p.PageToken}
+	q := store.ListQuery{ContextID: p.ContextID, Status: p.Status, PageSize: p.PageSize, PageToken: p.PageToken,
+		View: store.View{OmitArtifacts: !p.IncludeArtifacts}}
+	if n := p.HistoryLength; n != nil {
+		q.View.History = *n
+		if *n == 0 {
+			q.View.History = -1
+		}
+	}
 	if p.StatusTimestampAfter != nil {
 		q.After = *p.StatusTimestampAfter
 	}

@@ -9,8 +9,9 @@ import (
 // Compact merges the chunks of each streamed artifact in a stretch of a
 // task's log into one artifact update, so that a settled turn costs a
 // handful of events instead of one per chunk the agent sent. Stores call
-// it when a task settles (input-required, auth-required or terminal): a
-// turn's chunks are final by then.
+// it on a task's earlier turns when the task takes a new one: by then no
+// stream that keeps up is relaying them any more, and a turn's chunks are
+// final.
 //
 // A chunk is an artifact update with Append set; it merges into the
 // latest earlier update of the same artifact in evs (its group), and the

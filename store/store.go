@@ -44,6 +44,21 @@ var (
 	ErrTooManyEvents = errors.New("store: too many events for one task")
 )
 
+// LimitError is a bound of the store that a Create ran into: Err is
+// ErrFull or ErrQuota (errors.Is works through it), Limit names the
+// setting (max_tasks, max_bytes, max_tasks_per_owner) and Max its value,
+// so the caller can tell a client which bound it hit.
+type LimitError struct {
+	Err   error
+	Limit string
+	Max   int64
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() + " (" + e.Limit + ")" }
+
+// Unwrap returns Err.
+func (e *LimitError) Unwrap() error { return e.Err }
+
 // Record is a stored task with its owner and the version to pass to Update.
 type Record struct {
 	Task    *protocol.Task

@@ -34,11 +34,13 @@ func ids(evs []store.StoredEvent) []string {
 	return out
 }
 
-// A turn's chunks are merged when the task settles, under the ids they had:
-// a reader resuming inside a turn gets the whole artifact, one resuming
-// after it nothing again, and the bound on events counts what is kept, so
-// a long conversation of chatty turns goes on.
-func TestCompactsSettledTurns(t *testing.T) {
+// A turn's chunks are merged when the task takes its next turn, under the
+// ids they had: a reader resuming inside an earlier turn gets the whole
+// artifact, one resuming after it nothing again, and the bound on events
+// counts what is kept, so a long conversation of chatty turns goes on.
+// Until then (and in a finished task's last turn) the chunks stay as
+// written, so readers that keep up all see the same frames.
+func TestCompactsEarlierTurns(t *testing.T) {
 	s := newTest(t, Options{MaxEventsPerTask: 100})
 	ctx := context.Background()
 	v, _ := s.Create(ctx, "o", task("a", protocol.StateSubmitted), protocol.Event{Task: task("a", protocol.StateSubmitted)})
@@ -53,14 +55,18 @@ func TestCompactsSettledTurns(t *testing.T) {
 		if want := strconv.Itoa(1 + (turn+1)*43); last != want {
 			t.Fatalf("turn %d: last id %s, want %s (ids keep counting)", turn, last, want)
 		}
+		if evs, _ := s.Events(ctx, "a", strconv.Itoa(1+turn*43), false); len(evs) != 43 {
+			t.Fatalf("turn %d compacted before the next turn: %d events of it", turn, len(evs))
+		}
 	}
+	v, _ = update(t, s, "a", v, protocol.StateWorking, statusEv(protocol.StateWorking))
 	evs, err := s.Events(ctx, "a", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1 task + 5 × (working, merged artifact, input-required).
-	if len(evs) != 16 {
-		t.Fatalf("%d events kept after 5 chatty turns, want 16: %v", len(evs), ids(evs))
+	// 1 task + 5 × (working, merged artifact, input-required) + working.
+	if len(evs) != 17 {
+		t.Fatalf("%d events kept after 5 chatty turns, want 17: %v", len(evs), ids(evs))
 	}
 	want := strings.Repeat("0123456789", 4)
 	if a := evs[2].Event.Artifact; a == nil || a.Artifact.ID != "m0" || a.Append || !a.LastChunk ||
@@ -70,22 +76,22 @@ func TestCompactsSettledTurns(t *testing.T) {
 	// Resuming inside the first turn (having seen chunk 10): the whole
 	// artifact again, then the rest.
 	after, _ := s.Events(ctx, "a", "12", false)
-	if len(after) != 14 || after[0].ID != "43" || after[0].Event.Artifact.Artifact.Parts[0].Text != want {
+	if len(after) != 15 || after[0].ID != "43" || after[0].Event.Artifact.Artifact.Parts[0].Text != want {
 		t.Fatalf("after 12: %v", ids(after))
 	}
 	// Resuming after the turn's last chunk: nothing of it.
-	if after, _ := s.Events(ctx, "a", "43", false); len(after) != 13 || after[0].ID != "44" {
+	if after, _ := s.Events(ctx, "a", "43", false); len(after) != 14 || after[0].ID != "44" {
 		t.Fatalf("after 43: %v", ids(after))
 	}
 	r, _ := s.Get(ctx, "o", "a")
-	if r.LastEventID != "216" {
-		t.Errorf("LastEventID %s, want 216", r.LastEventID)
+	if r.LastEventID != "217" {
+		t.Errorf("LastEventID %s, want 217", r.LastEventID)
 	}
-	// Finishing packs the compacted log; the ids survive it.
-	v, _ = update(t, s, "a", v, protocol.StateWorking, statusEv(protocol.StateWorking))
+	// Finishing packs the log as it is; the ids survive it, and the last
+	// turn's chunks stay chunks.
 	update(t, s, "a", v, protocol.StateCompleted, chunk("m9", "x", false, false), chunk("m9", "y", true, true), statusEv(protocol.StateCompleted))
 	packedEvs, _ := s.Events(ctx, "a", "12", false)
-	if got := ids(packedEvs); len(got) != 17 || got[0] != "43" || got[len(got)-2] != "219" || got[len(got)-1] != "220" {
+	if got := ids(packedEvs); len(got) != 18 || got[0] != "43" || got[len(got)-1] != "220" {
 		t.Errorf("finished log after 12: %v", got)
 	}
 }

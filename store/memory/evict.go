@@ -40,21 +40,31 @@ func (s *Store) makeRoomLocked(owner string, idx *ownerIndex, size int64, now in
 				break
 			}
 			if !s.evictOwnLocked(idx, protocol.TaskState.Terminal) && !s.evictOwnLocked(idx, protocol.TaskState.Interrupted) {
-				return store.ErrQuota
+				return &store.LimitError{Err: store.ErrQuota, Limit: "max_tasks_per_owner", Max: int64(max)}
 			}
 		}
 	}
-	over := func() bool {
-		return len(s.tasks) >= s.opts.MaxTasks ||
-			(s.opts.MaxBytes > 0 && s.bytes.Load()+size > s.opts.MaxBytes)
+	// over names the bound a new task would break ("" : none).
+	over := func() string {
+		switch {
+		case len(s.tasks) >= s.opts.MaxTasks:
+			return "max_tasks"
+		case s.opts.MaxBytes > 0 && s.bytes.Load()+size > s.opts.MaxBytes:
+			return "max_bytes"
+		}
+		return ""
 	}
-	for over() {
+	for limit := over(); limit != ""; limit = over() {
 		sweep()
-		if !over() {
+		if over() == "" {
 			break
 		}
 		if !s.evictFrontLocked(&s.finished) && !s.evictOwnerFrontLocked(&s.idle, owner) {
-			return store.ErrFull
+			max := int64(s.opts.MaxTasks)
+			if limit == "max_bytes" {
+				max = s.opts.MaxBytes
+			}
+			return &store.LimitError{Err: store.ErrFull, Limit: limit, Max: max}
 		}
 	}
 	return nil

@@ -84,23 +84,18 @@ func tsKey(t *protocol.Task) int64 {
 	return t.Status.Timestamp.UnixNano()
 }
 
-// settledLog returns the log a task settling with t would have after
-// events: l plus events, compacted (store.Compact), in arrays of its own,
-// so it can be built before any lock is taken while readers use l.
-func settledLog(l eventLog, events []protocol.Event) eventLog {
-	if len(l.evs) == 0 && l.last == 0 {
-		// A task created settled: its events, handed over, are the log
-		// (compact builds new arrays if it merges anything).
-		l.evs, l.last = events, len(events)
-		for i := range events {
-			l.bytes += events[i].Size()
-		}
-	} else {
-		l.evs = slices.Clip(l.evs)
-		l.pos = slices.Clip(l.pos)
-		l.add(events)
-	}
+// resumedLog returns the log of a task that takes a new turn after
+// waiting for its client: l with its last turn compacted (store.Compact),
+// then events, in arrays of its own, so it can be built before any lock
+// is taken while readers use l. Compaction waits for the next turn
+// because until then a stream may still be relaying that turn's chunks,
+// and every reader that keeps up sees the chunks as they were written;
+// only a reader a whole turn behind gets the merged artifact.
+func resumedLog(l eventLog, events []protocol.Event) eventLog {
 	l.compact()
+	l.evs = slices.Clip(l.evs)
+	l.pos = slices.Clip(l.pos)
+	l.add(events)
 	return l
 }
 
@@ -117,13 +112,13 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 		return 0, store.ErrTooManyEvents
 	}
 	e := &entry{id: t.ID, owner: owner, version: 1}
-	switch st := t.Status.State; {
-	case st.Terminal():
-		l := settledLog(eventLog{}, events)
+	if t.Status.State.Terminal() {
+		l := eventLog{evs: events, last: len(events)}
+		for i := range events {
+			l.bytes += events[i].Size()
+		}
 		e.packed = pack(t, &l)
-	case st.Interrupted():
-		e.task, e.log = t, settledLog(eventLog{}, events)
-	default:
+	} else {
 		e.task = t
 		e.log.add(events)
 	}
@@ -266,29 +261,31 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 	}
 	nt, nev := t, events
 	st := t.Status.State
-	settling := st.Terminal() || st.Interrupted()
 	lot := s.lotFor(st)
 
 	e := s.lookup(id)
 	if e == nil {
 		return 0, "", store.ErrNotFound
 	}
-	// A settling task's log is compacted, and a finishing one packed,
-	// here, before any store lock is taken: its log only grows with its
-	// version, so if the version still matches below, the log read now is
-	// the whole log.
+	// A finishing task is packed, and a waiting one taking a new turn has
+	// its last turn compacted (resumedLog), here, before any store lock
+	// is taken: its log only grows with its version, so if the version
+	// still matches below, the log read now is the whole log.
 	var next *eventLog
 	var pk *packed
-	if settling {
-		e.mu.Lock()
-		prior, cur, wasPacked := e.log, e.version, e.packed != nil
-		e.mu.Unlock()
-		if cur == version && !wasPacked {
-			l := settledLog(prior, nev)
+	e.mu.Lock()
+	prior, cur, wasPacked, resuming := e.log, e.version, e.packed != nil, e.ixState.Interrupted() && !st.Terminal() && !st.Interrupted()
+	e.mu.Unlock()
+	if cur == version && !wasPacked {
+		switch {
+		case st.Terminal():
+			l := prior
+			l.evs, l.pos = slices.Clip(l.evs), slices.Clip(l.pos)
+			l.add(nev)
+			pk = pack(nt, &l)
+		case resuming:
+			l := resumedLog(prior, nev)
 			next = &l
-			if st.Terminal() {
-				pk = pack(nt, next)
-			}
 		}
 	}
 	// Parking a task, moving it within or between lots, or taking it out
@@ -334,15 +331,15 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 		last = eventID(e.log.last + len(nev))
 	}
 	switch {
-	case next != nil && pk != nil:
+	case pk != nil:
 		e.task, e.log, e.packed = nil, eventLog{}, pk
 	case next != nil:
 		e.task, e.log = nt, *next
 	case st.Terminal():
-		l := settledLog(e.log, nev)
-		e.task, e.log, e.packed = nil, eventLog{}, pack(nt, &l)
-	case settling:
-		e.task, e.log = nt, settledLog(e.log, nev)
+		e.log.add(nev)
+		e.task, e.log, e.packed = nil, eventLog{}, pack(nt, &e.log)
+	case resuming:
+		e.task, e.log = nt, resumedLog(e.log, nev)
 	default:
 		e.task = nt
 		e.log.add(nev)

@@ -76,8 +76,8 @@ func testLeavesValuesAlone(t *testing.T, s store.Store) {
 	ev := textEvent("t1", "chunk")
 	v := mustCreate(t, s, "alice", task, ev)
 	upd := newTask("t1", "c1", protocol.StateCompleted, base.Add(time.Second))
-	// A status event: a store may merge a settled task's chunks (see
-	// store.Compact), so a second chunk would not be read back as sent.
+	// A status event: a store may merge a task's earlier chunks (see
+	// store.Compact), so a second chunk might not be read back as sent.
 	uev := statusEvent("t1", protocol.StateCompleted, true)
 	if _, _, err := s.Update(ctxT(t), "t1", v, upd, uev); err != nil {
 		t.Fatal(err)
