@@ -43,6 +43,7 @@ import (
 //		owner             {http.auth.user.id}
 //		store memory {
 //			max_tasks <n>
+//			max_bytes <size>
 //			ttl       <duration>
 //			idle_ttl  <duration>
 //		}
@@ -54,6 +55,12 @@ import (
 //			max_metadata_size 64KiB
 //			max_json_depth    32
 //			max_history       100
+//			max_history_size  8MiB
+//			max_task_output   16MiB
+//			max_run_events    10000
+//			max_artifacts     256
+//			max_tasks_per_owner 1000
+//			max_runs_per_owner  32
 //		}
 //		extension <uri> {
 //			required
@@ -343,6 +350,16 @@ func (h *Handler) unmarshalStore(d *caddyfile.Dispenser) error {
 				return d.Errf("max_tasks: want a positive integer, got %q", v)
 			}
 			s.MaxTasks = n
+		case "max_bytes":
+			v, err := oneArg(d)
+			if err != nil {
+				return err
+			}
+			n, err := humanize.ParseBytes(v)
+			if err != nil || n == 0 || n > maxStoreBytes {
+				return d.Errf("max_bytes: invalid size %q (e.g. 256MiB, at most 1TiB)", v)
+			}
+			s.MaxBytes = int64(n)
 		case "ttl":
 			dur, err := durationArg(d)
 			if err != nil {

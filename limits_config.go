@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -31,9 +32,33 @@ type Limits struct {
 	// MaxJSONDepth bounds how deeply the request body nests arrays and
 	// objects (at least 8). Default: 32.
 	MaxJSONDepth int `json:"max_json_depth,omitempty"`
-	// MaxHistory is how many messages a task keeps (the oldest are
-	// dropped). Default: 100.
+	// MaxHistory is how many messages a task keeps and re-sends to the
+	// agent each turn (the oldest are dropped). Default: 100.
 	MaxHistory int `json:"max_history,omitempty"`
+	// MaxHistorySize bounds the same history in bytes of content; the
+	// newest message is always kept. Default: 8MiB.
+	MaxHistorySize int `json:"max_history_size,omitempty"`
+	// MaxTaskOutput bounds the agent's output one task holds (artifacts
+	// and agent messages, all turns), in bytes of content; a message reply
+	// too. An agent that goes over it ends the task failed, with a status
+	// message naming the limit. Default: 16MiB.
+	MaxTaskOutput int `json:"max_task_output,omitempty"`
+	// MaxRunEvents bounds the events (chunks, artifacts, status updates)
+	// the agent may produce in one turn; over it, the task fails as for
+	// MaxTaskOutput. Default: 10000.
+	MaxRunEvents int `json:"max_run_events,omitempty"`
+	// MaxArtifacts bounds the artifacts one task holds; over it, the task
+	// fails as for MaxTaskOutput. Default: 256.
+	MaxArtifacts int `json:"max_artifacts,omitempty"`
+	// MaxTasksPerOwner bounds the tasks the store keeps for one caller;
+	// one more evicts the caller's oldest finished, then waiting task, and
+	// when all are running the send is refused with -32080. Anonymous
+	// callers are not counted per caller. Default: 1000.
+	MaxTasksPerOwner int `json:"max_tasks_per_owner,omitempty"`
+	// MaxRunsPerOwner bounds the tasks one caller has running at once; a
+	// send over it is refused with -32080. Anonymous callers are not
+	// counted per caller. Default: 32.
+	MaxRunsPerOwner int `json:"max_runs_per_owner,omitempty"`
 }
 
 // minJSONDepth is the smallest max_json_depth that leaves room for a
@@ -55,6 +80,12 @@ func (l *Limits) check() error {
 		{protocol.LimitMaxMetadataBytes, l.MaxMetadataSize},
 		{protocol.LimitMaxJSONDepth, l.MaxJSONDepth},
 		{"max_history", l.MaxHistory},
+		{"max_history_size", l.MaxHistorySize},
+		{"max_task_output", l.MaxTaskOutput},
+		{"max_run_events", l.MaxRunEvents},
+		{"max_artifacts", l.MaxArtifacts},
+		{"max_tasks_per_owner", l.MaxTasksPerOwner},
+		{"max_runs_per_owner", l.MaxRunsPerOwner},
 	} {
 		if f.v < 0 {
 			return errors.New("limits: " + f.name + " must not be negative")
@@ -86,16 +117,44 @@ func (l *Limits) jsonDepth() int {
 	return l.MaxJSONDepth
 }
 
-func (l *Limits) history() int {
+// apply sets the endpoint options l bounds (zero fields: the handler's
+// defaults).
+func (l *Limits) apply(o *handler.Options) {
+	if l == nil {
+		return
+	}
+	o.MaxHistory = l.MaxHistory
+	o.MaxHistoryBytes = l.MaxHistorySize
+	o.MaxTaskOutput = l.MaxTaskOutput
+	o.MaxRunEvents = l.MaxRunEvents
+	o.MaxArtifacts = l.MaxArtifacts
+	o.MaxRunsPerOwner = l.MaxRunsPerOwner
+}
+
+// tasksPerOwner is MaxTasksPerOwner for the store (0: its default).
+func (l *Limits) tasksPerOwner() int {
 	if l == nil {
 		return 0
 	}
-	return l.MaxHistory
+	return l.MaxTasksPerOwner
+}
+
+// runEvents is MaxRunEvents with its default written once, where the
+// store's bound on a task's log is derived from it.
+func (l *Limits) runEvents() int {
+	if l == nil || l.MaxRunEvents == 0 {
+		return handler.DefaultMaxRunEvents
+	}
+	return l.MaxRunEvents
 }
 
 // maxLimitSize caps a size limit: beyond it the number is a typo, and it
 // keeps every size an int on any platform.
 const maxLimitSize = 1 << 30
+
+// maxStoreBytes caps a store's max_bytes (1 TiB): a machine's memory, not
+// one request's.
+const maxStoreBytes = 1 << 40
 
 // unmarshalLimits parses `limits { … }`; every key may appear once.
 func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
@@ -124,6 +183,18 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			}
 		case "max_history":
 			l.MaxHistory, err = positiveInt(d, key, v)
+		case "max_run_events":
+			l.MaxRunEvents, err = positiveInt(d, key, v)
+		case "max_artifacts":
+			l.MaxArtifacts, err = positiveInt(d, key, v)
+		case "max_tasks_per_owner":
+			l.MaxTasksPerOwner, err = positiveInt(d, key, v)
+		case "max_runs_per_owner":
+			l.MaxRunsPerOwner, err = positiveInt(d, key, v)
+		case "max_history_size":
+			l.MaxHistorySize, err = sizeArg(d, key, v)
+		case "max_task_output":
+			l.MaxTaskOutput, err = sizeArg(d, key, v)
 		case "max_text_size":
 			l.MaxTextSize, err = sizeArg(d, key, v)
 		case "max_file_size":

@@ -217,20 +217,20 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	key := h.storeKey()
-	b, err := loadBackend(key, h.Store, h.logger)
+	b, err := loadBackend(key, h.Store, h.Limits, h.logger)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	h.poolKey = key
 
-	h.endpoint, err = handler.NewEndpoint(handler.Options{
+	opts := handler.Options{
 		Store:        b.store,
 		Agent:        agent,
 		Runner:       b.runner,
+		ContextKey:   b.contextKey,
 		Versions:     h.versions,
 		Streaming:    *h.Streaming,
 		InputModes:   h.InputModes,
-		MaxHistory:   h.Limits.history(),
 		Limits:       h.Limits.protocolLimits(),
 		MaxJSONDepth: h.Limits.jsonDepth(),
 		Extensions:   protocolExtensions(h.Extensions),
@@ -238,7 +238,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Heartbeat:    time.Duration(h.Heartbeat),
 		Unload:       unloaded(ctx),
 		Logger:       h.logger,
-	})
+	}
+	h.Limits.apply(&opts)
+	h.endpoint, err = handler.NewEndpoint(opts)
 	if err != nil {
 		return err
 	}

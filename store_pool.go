@@ -29,12 +29,18 @@ type Store struct {
 	// IdleTTL is how long a task waiting for the client (input-required,
 	// auth-required) is kept after its last update (memory). Default: 24h.
 	IdleTTL caddy.Duration `json:"idle_ttl,omitempty"`
+	// MaxBytes bounds what the tasks hold in memory, snapshots and event
+	// logs, counted as content bytes plus a small overhead per task and
+	// event. Over it, finished tasks are evicted (oldest first); a new
+	// task that still does not fit is refused with -32080. Default: 256MiB.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
 }
 
 // Defaults of the memory store, written into the pool key so that an
 // explicit default and an omitted setting share one store.
 const (
 	DefaultMaxTasks = 10000
+	DefaultMaxBytes = 256 << 20
 	DefaultTTL      = time.Hour
 	DefaultIdleTTL  = 24 * time.Hour
 )
@@ -48,6 +54,12 @@ func (s *Store) applyDefaults() error {
 	}
 	if err := defaulted(&s.MaxTasks, DefaultMaxTasks, "store: max_tasks must be positive"); err != nil {
 		return err
+	}
+	if err := defaulted(&s.MaxBytes, DefaultMaxBytes, "store: max_bytes must be positive"); err != nil {
+		return err
+	}
+	if s.MaxBytes > maxStoreBytes {
+		return errors.New("store: max_bytes must be at most 1TiB")
 	}
 	if err := defaulted(&s.TTL, caddy.Duration(DefaultTTL), "store: ttl must be positive"); err != nil {
 		return err
@@ -69,6 +81,10 @@ type backend struct {
 	// log is where the runner logs: the logger of the newest config using
 	// this backend, so logs follow reloads of the logging config.
 	log *atomic.Pointer[zap.Logger]
+	// contextKey keys the context ids the agent sees (handler
+	// Options.ContextKey): it lives as long as the tasks whose contexts
+	// it names.
+	contextKey []byte
 }
 
 // Destruct ends the runs, then closes the store they wrote to.
@@ -81,23 +97,30 @@ func (b *backend) Destruct() error {
 // changing any of them on reload starts an empty store (the old one is
 // closed with the old config).
 func (h *Handler) storeKey() string {
-	return h.Store.Type + "|" + strconv.Itoa(h.Store.MaxTasks) + "|" + durationString(h.Store.TTL) +
-		"|" + durationString(h.Store.IdleTTL) + "|" + h.Upstream.target + "|" + h.RPCPath
+	return h.Store.Type + "|" + strconv.Itoa(h.Store.MaxTasks) + "|" + strconv.FormatInt(h.Store.MaxBytes, 10) +
+		"|" + durationString(h.Store.TTL) + "|" + durationString(h.Store.IdleTTL) +
+		"|" + strconv.Itoa(h.Limits.tasksPerOwner()) + "|" + strconv.Itoa(h.Limits.runEvents()) +
+		"|" + h.Upstream.target + "|" + h.RPCPath
 }
 
 // loadBackend returns the backend for key, creating it on first use, and
 // points its log at logger.
-func loadBackend(key string, cfg *Store, logger *zap.Logger) (*backend, error) {
+func loadBackend(key string, cfg *Store, limits *Limits, logger *zap.Logger) (*backend, error) {
 	v, _, err := backends.LoadOrNew(key, func() (caddy.Destructor, error) {
 		cur := new(atomic.Pointer[zap.Logger])
 		cur.Store(logger)
 		st := memory.New(memory.Options{
-			MaxTasks: cfg.MaxTasks,
-			TTL:      time.Duration(cfg.TTL),
-			IdleTTL:  time.Duration(cfg.IdleTTL),
+			MaxTasks:         cfg.MaxTasks,
+			MaxBytes:         cfg.MaxBytes,
+			MaxTasksPerOwner: limits.tasksPerOwner(),
+			// A log holds the current turn (max_run_events) and a few
+			// events for each earlier one, which the store compacts.
+			MaxEventsPerTask: 2 * limits.runEvents(),
+			TTL:              time.Duration(cfg.TTL),
+			IdleTTL:          time.Duration(cfg.IdleTTL),
 		})
 		runLog := zap.New(&liveCore{cur: cur})
-		return &backend{store: st, runner: handler.NewRunner(runLog), log: cur}, nil
+		return &backend{store: st, runner: handler.NewRunner(runLog), log: cur, contextKey: handler.NewContextKey()}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func TestBackendPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := "test|" + t.Name()
-	b1, err := loadBackend(key, cfg, zap.NewNop())
+	b1, err := loadBackend(key, cfg, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestBackendPool(t *testing.T) {
 	}
 
 	// A reload: the new config takes the backend before the old lets go.
-	b2, err := loadBackend(key, cfg, zap.NewNop())
+	b2, err := loadBackend(key, cfg, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestBackendPool(t *testing.T) {
 		t.Fatalf("task lost while a config still uses the store: %v", err)
 	}
 
-	other, err := loadBackend(key+"|other", cfg, zap.NewNop())
+	other, err := loadBackend(key+"|other", cfg, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLiveCore(t *testing.T) {
 	cfg := &Store{}
 	_ = cfg.applyDefaults()
 	key := "test|" + t.Name()
-	b, err := loadBackend(key, cfg, zap.New(core1).Named("http.handlers.a2a"))
+	b, err := loadBackend(key, cfg, nil, zap.New(core1).Named("http.handlers.a2a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestLiveCore(t *testing.T) {
 	log := zap.New(&liveCore{cur: b.log}).With(zap.String("task_id", "t1"))
 
 	log.Info("one")
-	if _, err := loadBackend(key, cfg, zap.New(core2).Named("http.handlers.a2a")); err != nil {
+	if _, err := loadBackend(key, cfg, nil, zap.New(core2).Named("http.handlers.a2a")); err != nil {
 		t.Fatal(err)
 	}
 	defer backends.Delete(key)
