@@ -171,8 +171,6 @@ type Endpoint struct {
 	// unloaded is Options.Unload's Done channel (nil, never ready, if
 	// there is none).
 	unloaded <-chan struct{}
-	// macs pools the HMACs of agentContextID, keyed with ContextKey.
-	macs sync.Pool
 	// runLimits are the Options bounds every run of this endpoint keeps.
 	runLimits runLimits
 }
@@ -221,7 +219,7 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 		o.MaxRunsPerOwner = DefaultMaxRunsPerOwner
 	}
 	if o.ContextKey == nil {
-		o.ContextKey = newContextKey()
+		o.ContextKey = NewContextKey()
 	}
 	if o.Heartbeat < 0 {
 		return nil, errors.New("handler: Options.Heartbeat must not be negative")
@@ -250,7 +248,6 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e := &Endpoint{opts: o, log: o.Logger, ext: ext}
-	e.macs.New = newMAC(o.ContextKey)
 	e.runLimits = runLimits{
 		history:      o.MaxHistory,
 		historyBytes: o.MaxHistoryBytes,

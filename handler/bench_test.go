@@ -60,6 +60,9 @@ func BenchmarkSendMessageBlocking(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			if w.errors > 0 {
+				b.Fatalf("%d of the answers were errors", w.errors)
+			}
 			if err := runner.Close(); err != nil {
 				b.Fatal(err)
 			}

@@ -1,11 +1,9 @@
 package handler
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"hash"
 )
 
 // Contexts belong to their owner. A caller keeps the contextId it sent
@@ -19,41 +17,42 @@ import (
 // lives with the store, so a context keeps its agent-side id across turns,
 // tasks and config reloads.
 
-// contextKeySize is the size of a context key: that of the HMAC's hash.
-const contextKeySize = sha256.Size
+// contextKeySize is the size of a context key.
+const contextKeySize = 32
 
-// newContextKey returns a fresh random context key.
-func newContextKey() []byte {
+// NewContextKey returns a fresh random key for Options.ContextKey.
+func NewContextKey() []byte {
 	k := make([]byte, contextKeySize)
 	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
 	return k
 }
 
-// NewContextKey returns a fresh random key for Options.ContextKey.
-func NewContextKey() []byte { return newContextKey() }
+// contextScratch is how much of a derivation's input fits the stack.
+const contextScratch = 256
 
 // agentContextID is the context id the agent sees for owner's context
-// contextID: HMAC-SHA256 under the endpoint's key of both, in the form of
-// a version 8 (custom) UUID, since agents treat context ids as UUIDs.
+// contextID, in the form of a version 8 (custom) UUID since agents treat
+// context ids as UUIDs: the first 128 bits of SHA-256 over the key, the
+// owner's length, the owner and contextID. A secret-prefix hash is a
+// sound PRF here because the output is truncated: the agent never sees a
+// whole SHA-256 state to extend. crypto/hmac would do the same with four
+// allocations per send through its hash.Hash interface
+// (BenchmarkSendMessageBlocking); sha256.Sum256 over a stack buffer makes
+// none but the id's string.
 func (e *Endpoint) agentContextID(owner, contextID string) string {
-	m := e.macs.Get().(hash.Hash)
-	m.Reset()
-	// The owner's length first, so that no other (owner, contextID) pair
-	// writes the same bytes.
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(owner)))
-	m.Write(n[:])
-	m.Write([]byte(owner))
-	m.Write([]byte(contextID))
-	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
-	e.macs.Put(m)
+	key := e.opts.ContextKey
+	n := len(key) + 8 + len(owner) + len(contextID)
+	var scratch [contextScratch]byte
+	buf := scratch[:0]
+	if n > len(scratch) {
+		buf = make([]byte, 0, n)
+	}
+	buf = append(buf, key...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(owner)))
+	buf = append(buf, owner...)
+	buf = append(buf, contextID...)
+	sum := sha256.Sum256(buf)
 	var b [16]byte
 	copy(b[:], sum[:16])
 	return formatUUID(&b, 8)
-}
-
-// newMAC returns an HMAC keyed with key, for the endpoint's pool.
-func newMAC(key []byte) func() any {
-	return func() any { return hmac.New(sha256.New, key) }
 }

@@ -85,6 +85,7 @@ func (r *Runner) release(owner string) {
 // A worker left idle by an earlier run takes it, or a new one starts.
 func (r *Runner) start(ru *run) error {
 	ru.baseLog = r.log
+	ru.slots = r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -151,9 +152,7 @@ func (r *Runner) runOne(ru *run) {
 				ru.logger().Error("a2a: task left unfinished after a panic", zap.Error(err))
 			}
 		}
-		if ru.reserved {
-			r.release(ru.owner)
-		}
+		ru.releaseSlot()
 		r.wg.Done()
 	}()
 	ru.execute(r.ctx)
@@ -215,9 +214,10 @@ type run struct {
 	owner  string
 	req    *upstream.RunRequest
 	limits *runLimits
-	// reserved: the run holds one of its owner's slots (Runner.reserve),
-	// given back when it ends.
+	// reserved: the run holds one of its owner's slots in slots
+	// (Runner.reserve), given back when it settles or ends.
 	reserved bool
+	slots    *Runner
 	// baseLog is the runner's logger; log, the run's child of it, is made
 	// on first use: most runs log nothing.
 	baseLog *zap.Logger
@@ -273,9 +273,22 @@ func (ru *run) settle(t *protocol.Task) {
 	if ru.settledDone {
 		return
 	}
+	// The run is done with the agent once it settles the task: its
+	// owner's slot is free for the next send at once, not only after
+	// the run's teardown has been scheduled (a caller sending one
+	// blocking message after another would otherwise outrun it).
+	ru.releaseSlot()
 	ru.settledDone = true
 	ru.final = t
 	close(ru.settled)
+}
+
+// releaseSlot gives back the owner's slot the run holds, once.
+func (ru *run) releaseSlot() {
+	if ru.reserved {
+		ru.reserved = false
+		ru.slots.release(ru.owner)
+	}
 }
 
 func (ru *run) execute(base context.Context) {

@@ -55,8 +55,8 @@ func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendPa
 		e.opts.Runner.release(c.Owner)
 		return nil, perr
 	}
-	// The run gives the slot back when it ends (Runner.work), or startRun
-	// does if it never starts.
+	// The run gives the slot back when it settles or ends (Runner.runOne),
+	// or startRun does if it never starts.
 	s.run.reserved = true
 	return s, nil
 }
@@ -229,10 +229,9 @@ func (e *Endpoint) startRun(s *started) *protocol.Error {
 	}
 	ru := s.run
 	ru.baseLog = e.log
+	ru.slots = e.opts.Runner
 	ru.finish(protocol.StateFailed, nil, "")
-	if ru.reserved {
-		e.opts.Runner.release(ru.owner)
-	}
+	ru.releaseSlot()
 	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
 }
 

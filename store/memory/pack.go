@@ -43,8 +43,8 @@ var packBufs = sync.Pool{New: func() any {
 // errCorrupt means a packed task did not decode: a bug, never user input.
 var errCorrupt = errors.New("memory: corrupt packed task")
 
-// pack encodes t and its log l.
-func pack(t *protocol.Task, l *eventLog) *packed {
+// pack encodes t and its log: l, then more (at the positions after l's).
+func pack(t *protocol.Task, l *eventLog, more []protocol.Event) *packed {
 	scratch := packBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= 64<<10 {
@@ -54,13 +54,17 @@ func pack(t *protocol.Task, l *eventLog) *packed {
 	w := packer{b: (*scratch)[:0]}
 	defer func() { *scratch = w.b }()
 	w.task(t)
-	p := &packed{eventsAt: len(w.b), events: len(l.evs), last: l.last}
+	p := &packed{eventsAt: len(w.b), events: len(l.evs) + len(more), last: l.last + len(more)}
 	prev := 0
 	for i := range l.evs {
 		at := l.at(i)
 		w.uint(uint64(at - prev))
 		prev = at
 		w.event(&l.evs[i])
+	}
+	for i := range more {
+		w.uint(1)
+		w.event(&more[i])
 	}
 	// One exact-size copy: the slice lives as long as the task.
 	p.data = append(make([]byte, 0, len(w.b)), w.b...)

@@ -113,11 +113,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	}
 	e := &entry{id: t.ID, owner: owner, version: 1}
 	if t.Status.State.Terminal() {
-		l := eventLog{evs: events, last: len(events)}
-		for i := range events {
-			l.bytes += events[i].Size()
-		}
-		e.packed = pack(t, &l)
+		e.packed = pack(t, &eventLog{}, events)
 	} else {
 		e.task = t
 		e.log.add(events)
@@ -279,10 +275,7 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 	if cur == version && !wasPacked {
 		switch {
 		case st.Terminal():
-			l := prior
-			l.evs, l.pos = slices.Clip(l.evs), slices.Clip(l.pos)
-			l.add(nev)
-			pk = pack(nt, &l)
+			pk = pack(nt, &prior, nev)
 		case resuming:
 			l := resumedLog(prior, nev)
 			next = &l
@@ -336,8 +329,7 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 	case next != nil:
 		e.task, e.log = nt, *next
 	case st.Terminal():
-		e.log.add(nev)
-		e.task, e.log, e.packed = nil, eventLog{}, pack(nt, &e.log)
+		e.task, e.log, e.packed = nil, eventLog{}, pack(nt, &e.log, nev)
 	case resuming:
 		e.task, e.log = nt, resumedLog(e.log, nev)
 	default:
