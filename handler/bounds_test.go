@@ -3,6 +3,8 @@ package handler
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -322,3 +324,21 @@ func (s *panicStream) Next() (upstream.Event, error) {
 }
 
 var _ = store.ErrFull
+
+// One blocking send after another never runs into the caller's own bound
+// on running tasks: a run's slot is free once the task settles, before
+// the run has finished tearing down.
+func TestSequentialSendsKeepWithinRunsBound(t *testing.T) {
+	h := newHarness(t, scriptAgent(text("ok")), func(o *Options) { o.MaxRunsPerOwner = 1 })
+	body := []byte(sendV10("SendMessage", "m-1", "", ""))
+	// In process, without HTTP in between: as fast as a caller can be.
+	for i := range 2000 {
+		r := httptest.NewRequest(http.MethodPost, "/a2a", nil)
+		r.Header.Set("A2A-Version", "1.0")
+		w := httptest.NewRecorder()
+		h.ep.ServeRPC(w, r, body, Caller{Owner: "alice"})
+		if !strings.Contains(w.Body.String(), "TASK_STATE_COMPLETED") {
+			t.Fatalf("send %d: %s", i, w.Body.String())
+		}
+	}
+}

@@ -274,9 +274,10 @@ func (ru *run) settle(t *protocol.Task) {
 		return
 	}
 	// The run is done with the agent once it settles the task: its
-	// owner's slot is free for the next send at once, not only after
-	// the run's teardown has been scheduled (a caller sending one
-	// blocking message after another would otherwise outrun it).
+	// owner's slot is free for the next send at once (commit gave it back
+	// before the settling write), not only after the run's teardown has
+	// been scheduled: a caller sending one blocking message after another
+	// would otherwise outrun it.
 	ru.releaseSlot()
 	ru.settledDone = true
 	ru.final = t
@@ -683,6 +684,12 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		// Writes do not use the run's context: a canceled run must still
 		// record how it ended. The store bounds its own I/O.
 		ctx := context.Background()
+		if settles(t.Status.State) {
+			// Before the write: a stream relays the settling event as soon
+			// as it is stored, and its client may send the next message at
+			// once.
+			ru.releaseSlot()
+		}
 		v, _, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
 		if err == nil {
 			ru.task, ru.version = &t, v
