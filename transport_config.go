@@ -23,9 +23,9 @@ import (
 //   - caddyhttp.VarsCtxKey: the vars table; it reads
 //     reverse_proxy.proxy_protocol_info (the client's address, set by
 //     reverse_proxy; without it every dial fails when proxy_protocol is
-//     set), reverse_proxy.tls_h1_only and reverse_proxy.proxy (read only
-//     with a dial info), and writes reverse_proxy.proxy when a network
-//     proxy is used;
+//     set), reverse_proxy.tls_h1_only (in its own TLS dialer; absent:
+//     HTTP/2 may be negotiated) and reverse_proxy.proxy (only with a dial
+//     info), and writes reverse_proxy.proxy when a network proxy is used;
 //   - reverse_proxy's dial info (an unexported key): absent, the address
 //     of the request's URL is dialed, which is the agent's.
 //
