@@ -46,6 +46,7 @@ import (
 //			max_bytes <size>
 //			ttl       <duration>
 //			idle_ttl  <duration>
+//			share     <name>
 //		}
 //		max_request_body  4MiB
 //		limits {
@@ -372,6 +373,15 @@ func (h *Handler) unmarshalStore(d *caddyfile.Dispenser) error {
 				return err
 			}
 			s.IdleTTL = dur
+		case "share":
+			v, err := oneArg(d)
+			if err != nil {
+				return err
+			}
+			if err := checkShareName(v); err != nil {
+				return d.Errf("share: %v", err)
+			}
+			s.Share = v
 		default:
 			return d.Errf("unknown store subdirective %q", key)
 		}

@@ -112,7 +112,9 @@ type Handler struct {
 
 	// Store keeps the tasks. Default: memory with its defaults. The store
 	// and the runs writing to it survive config reloads as long as the
-	// store settings, the upstream URL and RPCPath stay the same.
+	// store settings and the sharing scope (Store.Share, or else the
+	// upstream URL and RPCPath) stay the same. Two mounts of one config
+	// share a store only if they name the same Store.Share.
 	Store *Store `json:"store,omitempty"`
 
 	// MaxRequestBody bounds a JSON-RPC request body in bytes; larger
@@ -151,6 +153,7 @@ type Handler struct {
 	endpoint  *handler.Endpoint
 	cards     *handler.CardServer
 	poolKey   string
+	claim     *mountClaim
 	logger    *zap.Logger
 }
 
@@ -217,6 +220,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	key := h.storeKey()
+	if h.claim, err = h.claimScope(ctx, key); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	b, err := loadBackend(key, h.Store, h.Limits, h.logger)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -262,9 +268,11 @@ func (h *Handler) Validate() error {
 
 // Cleanup releases this config's hold on the store and runner; the last
 // config using them closes the runner (ending runs) and then the store.
-// It is also called after a failed Provision, so it tolerates a partial
-// setup.
+// It also releases the mount's claim on its sharing scope. It is also
+// called after a failed Provision, so it tolerates a partial setup.
 func (h *Handler) Cleanup() error {
+	h.claim.release()
+	h.claim = nil
 	if h.poolKey == "" {
 		return nil
 	}

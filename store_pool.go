@@ -34,6 +34,13 @@ type Store struct {
 	// event. Over it, finished tasks are evicted (oldest first); a new
 	// task that still does not fit is refused with -32080. Default: 256MiB.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// Share names the sharing scope of the mount's tasks, owner names and
+	// contexts: mounts with the same name (and the same store settings)
+	// share them, across sites. Without it the scope is the store
+	// settings, the upstream URL and the RPC path, and two mounts of one
+	// config with the same scope are refused. At most 64 characters of
+	// A-Z, a-z, 0-9, '.', '_' and '-'.
+	Share string `json:"share,omitempty"`
 }
 
 // Defaults of the memory store, written into the pool key so that an
@@ -51,6 +58,11 @@ func (s *Store) applyDefaults() error {
 	}
 	if s.Type != "memory" {
 		return fmt.Errorf("store: unknown type %q (only memory is available)", s.Type)
+	}
+	if s.Share != "" {
+		if err := checkShareName(s.Share); err != nil {
+			return fmt.Errorf("store: share: %w", err)
+		}
 	}
 	if err := defaulted(&s.MaxTasks, DefaultMaxTasks, "store: max_tasks must be positive"); err != nil {
 		return err
@@ -92,15 +104,22 @@ func (b *backend) Destruct() error {
 	return errors.Join(b.runner.Close(), b.store.Close())
 }
 
-// storeKey identifies the backend a mount uses: its store settings, its
-// upstream (as resolved) and its RPC path. Mounts that agree on all three share tasks;
-// changing any of them on reload starts an empty store (the old one is
-// closed with the old config).
+// storeKey identifies the backend a mount uses: its store settings and
+// its sharing scope, which is the share name if set, else its upstream (as
+// resolved) and its RPC path. Mounts with the same key share tasks (two in
+// one config only if they name the share: see claimScope); changing any
+// part of it on reload starts an empty store (the old one is closed with
+// the old config).
 func (h *Handler) storeKey() string {
+	scope := "|" + h.Upstream.target + "|" + h.RPCPath
+	if h.Store.Share != "" {
+		// No upstream URL starts with "share ".
+		scope = "|share " + h.Store.Share
+	}
+	// The store's settings, and the limits the store enforces.
 	return h.Store.Type + "|" + strconv.Itoa(h.Store.MaxTasks) + "|" + strconv.FormatInt(h.Store.MaxBytes, 10) +
 		"|" + durationString(h.Store.TTL) + "|" + durationString(h.Store.IdleTTL) +
-		"|" + strconv.Itoa(h.Limits.tasksPerOwner()) + "|" + strconv.Itoa(h.Limits.runEvents()) +
-		"|" + h.Upstream.target + "|" + h.RPCPath
+		"|" + strconv.Itoa(h.Limits.tasksPerOwner()) + "|" + strconv.Itoa(h.Limits.runEvents()) + scope
 }
 
 // loadBackend returns the backend for key, creating it on first use, and

@@ -115,6 +115,9 @@ func (u *Upstream) provision(ctx caddy.Context, globals *caddy.Replacer) (upstre
 
 	var mod any
 	if u.TransportRaw != nil {
+		if err := checkTransport(u.TransportRaw, globals); err != nil {
+			return nil, err
+		}
 		if u.TransportRaw, err = withoutCompression(u.TransportRaw); err != nil {
 			return nil, fmt.Errorf("transport: %w", err)
 		}
@@ -140,6 +143,9 @@ func (u *Upstream) provision(ctx caddy.Context, globals *caddy.Replacer) (upstre
 		Client:  &http.Client{Transport: ht, CheckRedirect: noRedirects},
 		Timeout: time.Duration(u.Timeout),
 		Headers: headers,
+		// The transport's own placeholders see the globals only: the
+		// ones it resolves per connection were checked above.
+		RequestContext: transportContext(caddy.NewReplacer()),
 	})
 	if err != nil {
 		return nil, err

@@ -45,8 +45,15 @@ type agent struct {
 
 func newAgent(t *testing.T, fn func(w http.ResponseWriter, r *http.Request, c agentCall)) *agent {
 	t.Helper()
+	return serveAgent(t, httptest.NewServer, fn)
+}
+
+// serveAgent is newAgent on a server started by start (httptest.NewServer
+// or httptest.NewTLSServer).
+func serveAgent(t *testing.T, start func(http.Handler) *httptest.Server, fn func(w http.ResponseWriter, r *http.Request, c agentCall)) *agent {
+	t.Helper()
 	a := &agent{seen: make(chan agentCall, 64)}
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.srv = start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c agentCall
 		body, err := io.ReadAll(r.Body)
 		if err != nil || json.Unmarshal(body, &c) != nil {

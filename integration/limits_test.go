@@ -58,6 +58,13 @@ func TestHTTPEnvelope(t *testing.T) {
 // ("" if the config loaded).
 func loadError(t *testing.T, cfg string) string {
 	t.Helper()
+	return loadErrorAs(t, "text/caddyfile", fmt.Sprintf(globals, "")+cfg)
+}
+
+// loadErrorAs is loadError for a whole config of the given Content-Type
+// (its global options or admin settings included).
+func loadErrorAs(t *testing.T, contentType, cfg string) string {
+	t.Helper()
 	// Every load, failed or not, restarts the admin server: a kept-alive
 	// connection to the old one is reset, and the new one may not listen
 	// yet. So each try gets a fresh connection, and a refused or reset one
@@ -65,9 +72,8 @@ func loadError(t *testing.T, cfg string) string {
 	var resp *http.Response
 	var err error
 	for deadline := time.Now().Add(3 * time.Second); ; {
-		req, _ := http.NewRequest("POST", fmt.Sprintf("http://localhost:%d/load", adminPort),
-			strings.NewReader(fmt.Sprintf(globals, "")+cfg))
-		req.Header.Set("Content-Type", "text/caddyfile")
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://localhost:%d/load", adminPort), strings.NewReader(cfg))
+		req.Header.Set("Content-Type", contentType)
 		req.Close = true
 		if resp, err = client.Do(req); err == nil || time.Now().After(deadline) {
 			break

@@ -68,13 +68,18 @@ func caddyfile(agentURL string) (string, error) {
 		}
 		fmt.Fprintf(&users, "\t\t%s %s\n", u, hash)
 	}
-	// extra goes before the a2a block, inner into it.
+	// extra goes before the a2a block, inner into it. The sites have one
+	// upstream and rpc_path, so each names its own share: mounts of one
+	// config share tasks only on purpose.
 	site := func(port int, versions, extra, inner string) string {
 		return fmt.Sprintf(`http://127.0.0.1:%d {
 	bind 127.0.0.1
 %s	a2a {
 		upstream %s
 		spec_version %s
+		store memory {
+			share site-%d
+		}
 %s		name "Interop Agent"
 		description "Scripted agent behind Caddy for client interop tests"
 		version 1.0.0
@@ -85,7 +90,7 @@ func caddyfile(agentURL string) (string, error) {
 		}
 	}
 }
-`, port, extra, agentURL, versions, inner)
+`, port, extra, agentURL, versions, port, inner)
 	}
 	auth := fmt.Sprintf("\tbasic_auth %s {\n%s\t}\n", rpcPath, users.String())
 	return fmt.Sprintf(`{

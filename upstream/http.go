@@ -40,6 +40,12 @@ type HTTPConfig struct {
 	MaxEventBytes int
 	// MaxBodyBytes bounds a plain (non-stream) answer (default 16 MiB).
 	MaxBodyBytes int64
+	// RequestContext, if set, derives the context of every request to the
+	// agent from the run's context. A run's context is not a server
+	// request's (a run outlives the request that started it), and a
+	// transport made for a proxy may read values from the context of the
+	// request it sends; this is where they are given.
+	RequestContext func(context.Context) context.Context
 }
 
 // HTTPAgent is the Agent that speaks the HTTP agent contract of DESIGN.md.
@@ -121,6 +127,9 @@ func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
 	body, err := appendRequestBody(make([]byte, 0, sizeHint(req)), req)
 	if err != nil {
 		return nil, err
+	}
+	if a.cfg.RequestContext != nil {
+		ctx = a.cfg.RequestContext(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.URL, bytes.NewReader(body))

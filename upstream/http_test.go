@@ -95,6 +95,41 @@ func TestRequestOnTheWire(t *testing.T) {
 	}
 }
 
+// ctxKey is a context key of the RequestContext test.
+type ctxKey struct{}
+
+// TestRequestContext: RequestContext derives the context of the request
+// the transport sees, from the run's context (its cancellation kept).
+func TestRequestContext(t *testing.T) {
+	seen := make(chan any, 1)
+	a := newAgent(t, reply("text/plain", "", "ok"), func(c *HTTPConfig) {
+		c.RequestContext = func(ctx context.Context) context.Context { return context.WithValue(ctx, ctxKey{}, "given") }
+		c.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			seen <- r.Context().Value(ctxKey{})
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+	})
+	if _, err := collect(t, a, requestCases()["full"]); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-seen; v != "given" {
+		t.Errorf("the transport saw %v in the request's context, want given", v)
+	}
+
+	// The run's cancellation still reaches the request.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.Run(ctx, requestCases()["full"]); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled run: %v, want context.Canceled", err)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestPlainAnswers(t *testing.T) {
 	completed := Event{Kind: EventStatus, State: protocol.StateCompleted}
 	// A plain answer is the whole main artifact: Whole tells the handler no chunk follows.
