@@ -230,8 +230,9 @@ func v2SendBlocking(t *testing.T, s v2Setup) {
 	if len(calls) != 1 {
 		t.Fatalf("agent got %d call(s) for task %s, want 1", len(calls), task.ID)
 	}
-	if in, _ := calls[0].Req.inputText(); in != "echo "+word || calls[0].Req.ContextID != task.ContextID {
-		t.Errorf("agent saw input %q contextId %q, want %q %q", in, calls[0].Req.ContextID, "echo "+word, task.ContextID)
+	// The agent is told the owner's own id for the context, never the caller's.
+	if in, _ := calls[0].Req.inputText(); in != "echo "+word || calls[0].Req.ContextID == task.ContextID || len(calls[0].Req.ContextID) != 36 {
+		t.Errorf("agent saw input %q contextId %q, want %q and an id of its own (the caller's is %q)", in, calls[0].Req.ContextID, "echo "+word, task.ContextID)
 	}
 	w.requireDialect(t, s.version, s.methods("send")...)
 }

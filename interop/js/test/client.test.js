@@ -262,7 +262,9 @@ for (const setup of setups) {
         const calls = await agentCalls(task.id);
         assert.equal(calls.length, 1, 'agent calls for the task');
         assert.equal(calls[0].request.input, `echo ${word}`);
-        assert.equal(calls[0].request.contextId, task.contextId);
+        // The agent is told the owner's own id for the context, not the caller's.
+        assert.match(calls[0].request.contextId, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.notEqual(calls[0].request.contextId, task.contextId);
         assertDialect(rec, setup.dialect, ['send']);
       });
     });
