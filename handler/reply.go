@@ -136,6 +136,11 @@ func (f *agentFailed) Error() string {
 // the parts of separate artifacts, then the final status message.
 type replyBuilder struct {
 	main, artifacts, status []protocol.Part
+	// text holds the text of the last main part while chunks are merged
+	// into it (merging): appending to a Builder keeps the merge linear,
+	// where += on the part would copy the whole text for every chunk.
+	text    strings.Builder
+	merging bool
 	// state is the final state the agent named (unspecified: none, the
 	// stream just ended).
 	state  protocol.TaskState
@@ -157,15 +162,20 @@ func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
 		if ev.Text == "" {
 			return false, nil
 		}
-		if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
-			b.main[n-1].Text += ev.Text
-			return false, nil
+		if !b.merging {
+			if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
+				b.text.WriteString(b.main[n-1].Text)
+			} else {
+				b.main = append(b.main, protocol.Part{Kind: protocol.PartText})
+			}
+			b.merging = true
 		}
-		b.main = append(b.main, protocol.Part{Kind: protocol.PartText, Text: ev.Text})
+		b.text.WriteString(ev.Text)
 	case upstream.EventParts:
 		if err := b.grow(partsBytes(ev.Parts)); err != nil {
 			return false, err
 		}
+		b.endText()
 		b.main = append(b.main, ev.Parts...)
 	case upstream.EventArtifact:
 		if ev.Artifact == nil {
@@ -201,9 +211,19 @@ func (b *replyBuilder) grow(n int) error {
 	return nil
 }
 
+// endText puts the merged text into the last main part.
+func (b *replyBuilder) endText() {
+	if b.merging {
+		b.main[len(b.main)-1].Text = b.text.String()
+		b.text.Reset()
+		b.merging = false
+	}
+}
+
 // parts is the reply's content. A Message needs at least one part, so an
 // agent that said nothing answers one empty text part.
 func (b *replyBuilder) parts() []protocol.Part {
+	b.endText()
 	ps := make([]protocol.Part, 0, len(b.main)+len(b.artifacts)+len(b.status))
 	ps = append(ps, b.main...)
 	ps = append(ps, b.artifacts...)
