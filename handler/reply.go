@@ -282,8 +282,7 @@ func (e *Endpoint) streamReply(ctx context.Context, s *sse, c Caller, p *protoco
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.open()
-	if s.rc.Flush() != nil {
+	if s.sendHeader() != nil {
 		return
 	}
 	res := make(chan replyResult, 1)
