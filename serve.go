@@ -51,6 +51,12 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Str
 	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: h.owner(r)}), nil
 }
 
+// exactBodyMax is the largest declared body length allocated at once.
+// Nearly every JSON-RPC request is smaller, and takes one allocation of
+// exactly its size; a larger declared length is only a claim, so its
+// buffer grows as the bytes arrive instead.
+const exactBodyMax = 16 << 10
+
 // readBody reads the request body within max_request_body.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := h.MaxRequestBody
@@ -62,10 +68,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	var body []byte
 	if r.ContentLength > 0 {
 		// The length is known and within the limit, and net/http ends the
-		// body there: one allocation of exactly its size (bytes.Buffer's
-		// ReadFrom would grow it once more for its minimum read).
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
+		// body there.
+		body, err = readDeclared(r.Body, r.ContentLength)
 	} else {
 		var buf bytes.Buffer
 		_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
@@ -80,6 +84,30 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		return nil, caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("a2a: reading request body: %w", err))
 	}
 	return body, nil
+}
+
+// readDeclared reads a body of declared length n. Up to exactBodyMax it
+// is one allocation of exactly n bytes (bytes.Buffer's ReadFrom would grow
+// it once more for its minimum read); beyond, the buffer starts at
+// exactBodyMax and doubles only when full, up to n, so a client that
+// declares megabytes and sends a byte holds 16 KiB, and the buffer is never
+// more than twice what arrived.
+func readDeclared(r io.Reader, n int64) ([]byte, error) {
+	buf := make([]byte, min(n, exactBodyMax))
+	off := 0
+	for {
+		m, err := io.ReadFull(r, buf[off:])
+		off += m
+		if err != nil {
+			return nil, err
+		}
+		if int64(off) == n {
+			return buf, nil
+		}
+		grown := make([]byte, min(2*int64(len(buf)), n))
+		copy(grown, buf)
+		buf = grown
+	}
 }
 
 // owner evaluates the owner setting for r. The placeholders are config; the

@@ -1,9 +1,12 @@
 package caddya2a
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -89,6 +92,89 @@ func TestServeHTTPEnvelope(t *testing.T) {
 				t.Errorf("Allow = %q, want %q", got, tt.allow)
 			}
 		})
+	}
+}
+
+// trickle is a request body that yields its bytes and then fails as a
+// client that stopped sending would; it records the most room a read gave
+// it to fill.
+type trickle struct {
+	left    int
+	maxRoom int
+}
+
+func (b *trickle) Read(p []byte) (int, error) {
+	b.maxRoom = max(b.maxRoom, cap(p))
+	if b.left == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n := min(len(p), b.left)
+	clear(p[:n])
+	b.left -= n
+	return n, nil
+}
+
+// TestReadBodyGrowsAsBytesArrive: a declared length is a claim, not an
+// allocation. A client declaring 4 MiB and sending little makes the
+// handler hold little (measured as the buffer it reads into, and as the
+// bytes allocated), and a whole body grows to exactly its length.
+func TestReadBodyGrowsAsBytesArrive(t *testing.T) {
+	const declared = 4 << 20
+	h := &Handler{MaxRequestBody: declared}
+	tests := []struct {
+		name string
+		sent int
+		// maxRoom bounds the room a read is given (the buffer not yet
+		// filled); maxAlloc the bytes readBody allocates in all.
+		maxRoom, maxAlloc int
+	}{
+		{name: "one byte of 4 MiB", sent: 1, maxRoom: exactBodyMax, maxAlloc: 2 * exactBodyMax},
+		// Doubling when full: the room never exceeds what arrived.
+		{name: "100 KiB of 4 MiB", sent: 100 << 10, maxRoom: 100 << 10, maxAlloc: 4*100<<10 + exactBodyMax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := &trickle{left: tt.sent}
+			r := httptest.NewRequest("POST", "http://h/a2a", body)
+			r.ContentLength = declared
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := h.readBody(httptest.NewRecorder(), r)
+			runtime.ReadMemStats(&after)
+			var he caddyhttp.HandlerError
+			if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest {
+				t.Fatalf("short body: err %v, want a 400", err)
+			}
+			if body.maxRoom > tt.maxRoom {
+				t.Errorf("a read was given room for %d bytes, %d had arrived; want at most %d", body.maxRoom, tt.sent, tt.maxRoom)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > uint64(tt.maxAlloc) {
+				t.Errorf("allocated %d bytes for %d that arrived, want at most %d", got, tt.sent, tt.maxAlloc)
+			}
+		})
+	}
+
+	for _, n := range []int{1, 1000, exactBodyMax, exactBodyMax + 1, 100 << 10, declared} {
+		data := bytes.Repeat([]byte{'x'}, n)
+		r := httptest.NewRequest("POST", "http://h/a2a", bytes.NewReader(data))
+		got, err := h.readBody(httptest.NewRecorder(), r)
+		if err != nil || !bytes.Equal(got, data) || cap(got) != n {
+			t.Fatalf("%d-byte body: len %d cap %d err %v", n, len(got), cap(got), err)
+		}
+	}
+
+	// A small body stays one allocation of its size.
+	small := bytes.Repeat([]byte{'x'}, 300)
+	br := bytes.NewReader(small)
+	r := httptest.NewRequest("POST", "http://h/a2a", br)
+	w := httptest.NewRecorder()
+	if allocs := testing.AllocsPerRun(100, func() {
+		br.Reset(small)
+		if _, err := h.readBody(w, r); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 1 {
+		t.Errorf("a 300-byte body took %v allocations, want 1", allocs)
 	}
 }
 

@@ -51,10 +51,15 @@
 //     they do nothing for Message replies. A streaming send opens at once,
 //     carries heartbeats while the agent works, then exactly one frame (no
 //     SSE id: there is no log to resume) and closes.
+//   - Every SSE frame (heartbeats included) must be written within
+//     Options.WriteTimeout (30s) of its start, or the stream ends: a client
+//     that stops reading does not pin a stream. A config unload ends open
+//     streams, cutting one blocked in a write at once; the runs go on.
 //   - A message reply is bound to its request: the client leaving aborts
 //     the agent call (nothing runs on with no task to find it by). A config
 //     unload does not cut it: like a proxied request, it finishes on the
-//     old server, bounded by the upstream timeout.
+//     old server, bounded by the upstream timeout (and a streamed reply's
+//     frames by WriteTimeout).
 //   - A message reply whose agent fails (a failed status or {"error"},
 //     a broken or oversized stream, non-2xx, timeout, refused connection)
 //     is -32603 with an error id; the agent's words go to the log only.
@@ -153,8 +158,13 @@ type Options struct {
 	Reply ReplyMode
 	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
 	Heartbeat time.Duration
+	// WriteTimeout bounds the write of one SSE frame, heartbeats included
+	// (0 = 30s): a client that stops reading loses its stream then,
+	// instead of pinning it, and its connection, for good.
+	WriteTimeout time.Duration
 	// Unload ends when the owning config is unloaded: open streams and
-	// blocking waits end cleanly while runs go on. nil: never.
+	// blocking waits end cleanly while runs go on, and a stream blocked in
+	// a write is cut at once. nil: never.
 	Unload context.Context
 	Logger *zap.Logger
 }
@@ -184,6 +194,7 @@ const (
 	DefaultMaxArtifacts    = 256
 	DefaultMaxRunsPerOwner = 32
 	DefaultHeartbeat       = 15 * time.Second
+	DefaultWriteTimeout    = 30 * time.Second
 )
 
 // NewEndpoint checks o and returns the endpoint.
@@ -229,6 +240,12 @@ func NewEndpoint(o Options) (*Endpoint, error) {
 	}
 	if o.Heartbeat == 0 {
 		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.WriteTimeout < 0 {
+		return nil, errors.New("handler: Options.WriteTimeout must not be negative")
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -310,7 +327,8 @@ type Stream struct {
 // Serve sends the stream until it ends: the task settles, the client
 // goes or the config is unloaded. Call it once.
 func (st *Stream) Serve() {
-	defer st.s.release()
+	defer st.s.finish()
+	st.s.cutOnUnload(st.e.opts.Unload)
 	st.e.pump(st.ctx, st.s, st.task, st.snapID, st.after, st.first)
 }
 

@@ -28,21 +28,26 @@ const (
 	ReplyMessage
 )
 
-// Bounds of a message reply, which is built in memory: the same orders of
-// magnitude as a task's event log (memory store) and a plain agent answer
-// (upstream), so an endless or huge agent stream is refused, not buffered.
-const (
-	maxReplyEvents = 10000
-	maxReplyBytes  = 16 << 20
-)
+// A message reply is built in memory, bounded as a task's run is: by
+// Options.MaxRunEvents and MaxTaskOutput, so an endless or huge agent
+// stream is refused, not buffered.
 
 // errReplyTooLarge: the agent produced more than a reply may hold.
-var errReplyTooLarge = errors.New("handler: agent reply over the size limit")
+var errReplyTooLarge = errors.New("handler: agent reply over max_run_events or max_task_output")
+
+// replyRun is a message reply's call of the agent: the request, and the
+// caller's contextId that the reply carries (the agent is told the
+// owner's own id for that context, as for a task).
+type replyRun struct {
+	req       *upstream.RunRequest
+	contextID string
+	owner     string
+}
 
 // prepareReply validates a send in message mode and returns the request
 // for the agent. A taskId names a task that cannot exist (none is ever
 // created), so it is -32001 like any unknown task.
-func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*upstream.RunRequest, *protocol.Error) {
+func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
 	if len(p.Push) > 0 {
 		return nil, protocol.ErrPushNotSupported()
 	}
@@ -56,12 +61,16 @@ func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*upstream.Run
 	if msg.ContextID == "" {
 		msg.ContextID = newID()
 	}
-	return &upstream.RunRequest{
-		ContextID:  msg.ContextID,
-		Message:    msg,
-		User:       c.Owner,
-		Metadata:   p.Metadata,
-		Extensions: c.extensions,
+	return &replyRun{
+		contextID: msg.ContextID,
+		owner:     c.Owner,
+		req: &upstream.RunRequest{
+			ContextID:  e.agentContextID(c.Owner, msg.ContextID),
+			Message:    msg,
+			User:       c.Owner,
+			Metadata:   p.Metadata,
+			Extensions: c.extensions,
+		},
 	}, nil
 }
 
@@ -70,15 +79,21 @@ func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*upstream.Run
 // no task to find the outcome by) and returns its answer as one agent
 // Message. Failures are -32603 with an error id; the agent's own words
 // about them go to the log only.
-func (e *Endpoint) runReply(ctx context.Context, req *upstream.RunRequest) (*protocol.Message, *protocol.Error) {
-	log := e.log.With(zap.String("context_id", req.ContextID))
-	stream, err := e.opts.Agent.Run(ctx, req)
+//
+// The call is one of the owner's runs (MaxRunsPerOwner), like a task's.
+func (e *Endpoint) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
+	if perr := e.reserveRun(Caller{Owner: rr.owner}); perr != nil {
+		return nil, perr
+	}
+	defer e.opts.Runner.release(rr.owner)
+	log := e.log.With(zap.String("context_id", rr.contextID))
+	stream, err := e.opts.Agent.Run(ctx, rr.req)
 	if err != nil {
 		return nil, replyError(ctx, log, err)
 	}
 	// Only this goroutine touches the stream (see run.execute).
 	defer stream.Close()
-	var b replyBuilder
+	b := replyBuilder{maxEvents: e.runLimits.events, maxBytes: e.runLimits.output}
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
@@ -102,7 +117,7 @@ func (e *Endpoint) runReply(ctx context.Context, req *upstream.RunRequest) (*pro
 	}
 	return &protocol.Message{
 		ID:        newID(),
-		ContextID: req.ContextID,
+		ContextID: rr.contextID,
 		Role:      protocol.RoleAgent,
 		Parts:     b.parts(),
 	}, nil
@@ -136,17 +151,25 @@ func (f *agentFailed) Error() string {
 // the parts of separate artifacts, then the final status message.
 type replyBuilder struct {
 	main, artifacts, status []protocol.Part
+	// text holds the text of the last main part while chunks are merged
+	// into it (merging): appending to a Builder keeps the merge linear,
+	// where += on the part would copy the whole text for every chunk.
+	text    strings.Builder
+	merging bool
 	// state is the final state the agent named (unspecified: none, the
 	// stream just ended).
 	state  protocol.TaskState
 	events int
 	size   int
+	// maxEvents and maxBytes bound events and size (0: no bound, for
+	// tests of the merging alone).
+	maxEvents, maxBytes int
 }
 
 // add takes one event; done reports the agent's final status.
 func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
 	b.events++
-	if b.events > maxReplyEvents {
+	if b.maxEvents > 0 && b.events > b.maxEvents {
 		return false, errReplyTooLarge
 	}
 	switch ev.Kind {
@@ -157,21 +180,26 @@ func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
 		if ev.Text == "" {
 			return false, nil
 		}
-		if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
-			b.main[n-1].Text += ev.Text
-			return false, nil
+		if !b.merging {
+			if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
+				b.text.WriteString(b.main[n-1].Text)
+			} else {
+				b.main = append(b.main, protocol.Part{Kind: protocol.PartText})
+			}
+			b.merging = true
 		}
-		b.main = append(b.main, protocol.Part{Kind: protocol.PartText, Text: ev.Text})
+		b.text.WriteString(ev.Text)
 	case upstream.EventParts:
-		if err := b.grow(partsBytes(ev.Parts)); err != nil {
+		if err := b.grow(protocol.PartsSize(ev.Parts)); err != nil {
 			return false, err
 		}
+		b.endText()
 		b.main = append(b.main, ev.Parts...)
 	case upstream.EventArtifact:
 		if ev.Artifact == nil {
 			return false, nil
 		}
-		if err := b.grow(partsBytes(ev.Artifact.Parts)); err != nil {
+		if err := b.grow(protocol.PartsSize(ev.Artifact.Parts)); err != nil {
 			return false, err
 		}
 		b.artifacts = append(b.artifacts, ev.Artifact.Parts...)
@@ -180,7 +208,7 @@ func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
 		case ev.State == protocol.StateFailed:
 			return true, &agentFailed{detail: ev.Detail, text: partsText(ev.Parts)}
 		case ev.State.Terminal() || ev.State.Interrupted():
-			if err := b.grow(partsBytes(ev.Parts)); err != nil {
+			if err := b.grow(protocol.PartsSize(ev.Parts)); err != nil {
 				return false, err
 			}
 			b.state = ev.State
@@ -195,15 +223,25 @@ func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
 
 func (b *replyBuilder) grow(n int) error {
 	b.size += n
-	if b.size > maxReplyBytes {
+	if b.maxBytes > 0 && b.size > b.maxBytes {
 		return errReplyTooLarge
 	}
 	return nil
 }
 
+// endText puts the merged text into the last main part.
+func (b *replyBuilder) endText() {
+	if b.merging {
+		b.main[len(b.main)-1].Text = b.text.String()
+		b.text.Reset()
+		b.merging = false
+	}
+}
+
 // parts is the reply's content. A Message needs at least one part, so an
 // agent that said nothing answers one empty text part.
 func (b *replyBuilder) parts() []protocol.Part {
+	b.endText()
 	ps := make([]protocol.Part, 0, len(b.main)+len(b.artifacts)+len(b.status))
 	ps = append(ps, b.main...)
 	ps = append(ps, b.artifacts...)
@@ -212,16 +250,6 @@ func (b *replyBuilder) parts() []protocol.Part {
 		ps = append(ps, protocol.Part{Kind: protocol.PartText})
 	}
 	return ps
-}
-
-// partsBytes is what parts weigh against maxReplyBytes.
-func partsBytes(ps []protocol.Part) int {
-	n := 0
-	for i := range ps {
-		p := &ps[i]
-		n += len(p.Text) + len(p.Data) + len(p.URL) + len(p.Raw) + len(p.Filename) + len(p.MediaType) + len(p.Metadata)
-	}
-	return n
 }
 
 // partsText joins the text of parts, for a log line.
@@ -237,11 +265,11 @@ func partsText(ps []protocol.Part) string {
 // makes no difference: returnImmediately has no effect on Message replies
 // (A2A 1.0 §3.2), and there is no task to return at once.
 func (e *Endpoint) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
-	req, perr := e.prepareReply(c, p)
+	rr, perr := e.prepareReply(c, p)
 	if perr != nil {
 		return nil, perr
 	}
-	return e.runReply(ctx, req)
+	return e.runReply(ctx, rr)
 }
 
 // replyResult is what the agent call of a streamed reply ended with.
@@ -255,20 +283,19 @@ type replyResult struct {
 // one frame (the Message, or the JSON-RPC error) and closes. The frame has
 // no SSE id: there is no task log to resume from.
 func (e *Endpoint) streamReply(ctx context.Context, s *sse, c Caller, p *protocol.SendParams) {
-	req, perr := e.prepareReply(c, p)
+	rr, perr := e.prepareReply(c, p)
 	if perr != nil {
 		s.fail(perr)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.open()
-	if s.rc.Flush() != nil {
+	if s.sendHeader() != nil {
 		return
 	}
 	res := make(chan replyResult, 1)
 	go func() {
-		msg, perr := e.runReply(ctx, req)
+		msg, perr := e.runReply(ctx, rr)
 		res <- replyResult{msg, perr}
 	}()
 	tick := time.NewTicker(e.opts.Heartbeat)

@@ -133,7 +133,8 @@ func TestReplySend(t *testing.T) {
 			wantReplyParts(t, msg, "Hello", "map[k:1]", "!", "r")
 			// The agent was asked without a task: no task id, no history,
 			// the reply's context.
-			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != str(t, msg, "contextId") || got.User != "alice" ||
+			// The agent is told the owner's own id for the reply's context.
+			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != h.ep.agentContextID("alice", str(t, msg, "contextId")) || got.User != "alice" ||
 				got.Message.ID != "m-1" {
 				t.Fatalf("agent request %+v", got)
 			}
@@ -205,8 +206,8 @@ func TestReplyEndings(t *testing.T) {
 // the log line carrying that id.
 func TestReplyFailures(t *testing.T) {
 	leak := errors.New("upstream: POST http://10.0.0.9/agent: " + marker)
-	huge := strings.Repeat("x", maxReplyBytes/2+1)
-	many := make([]step, maxReplyEvents+1)
+	huge := strings.Repeat("x", DefaultMaxTaskOutput/2+1)
+	many := make([]step, DefaultMaxRunEvents+1)
 	for i := range many {
 		many[i] = text("x")
 	}
@@ -469,5 +470,43 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 			noTasks(t, h)
 		})
 		goleak.VerifyNone(t, ignore)
+	}
+}
+
+// A message reply is bounded by the same limits as a task's run, as
+// configured, and is one of its owner's runs.
+func TestReplyBoundedByRunLimits(t *testing.T) {
+	agent := scriptAgent(text(strings.Repeat("x", 600)), text(strings.Repeat("y", 600)))
+	h := newHarness(t, agent, messageMode, func(o *Options) { o.MaxTaskOutput = 1000 })
+	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), -32603, 7, true, "")
+	h = newHarness(t, agent, messageMode, func(o *Options) { o.MaxRunEvents = 1 })
+	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), -32603, 7, true, "")
+	h = newHarness(t, agent, messageMode, func(o *Options) { o.MaxTaskOutput = 1200 })
+	if got := str(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), "result", "message", "parts", 0, "text"); len(got) != 1200 {
+		t.Fatalf("reply within the limit: %d bytes", len(got))
+	}
+
+	// A reply holds one of the owner's run slots while the agent works.
+	ctl := controlledAgent()
+	h = newHarness(t, ctl, messageMode, func(o *Options) { o.MaxRunsPerOwner = 1 })
+	first := make(chan map[string]any, 1)
+	go func() {
+		first <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
+	}()
+	run := ctl.next(t)
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-2", "", "")})
+	wantError(t, resp, protocol.CodeResourceExhausted, 7, true, "RESOURCE_EXHAUSTED")
+	run.send(t, text("done"))
+	close(run.steps)
+	if got := <-first; !has(got, "result", "message") {
+		t.Fatalf("first reply: %v", got)
+	}
+	// The slot is back once the reply is done.
+	go func() {
+		first <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-3", "", "")})
+	}()
+	close(ctl.next(t).steps)
+	if got := <-first; !has(got, "result", "message") {
+		t.Fatalf("after the reply: %v", got)
 	}
 }

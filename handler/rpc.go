@@ -69,9 +69,9 @@ func (e *Endpoint) serveRPC(w http.ResponseWriter, r *http.Request, body []byte,
 	streaming := known && m.Streaming()
 	fail := func(codec protocol.Codec, perr *protocol.Error) {
 		if streaming {
-			s := newSSE(w, req.ID, codec)
+			s := newSSE(w, req.ID, codec, e.opts.WriteTimeout)
 			s.fail(perr)
-			s.release()
+			s.finish()
 			return
 		}
 		e.writeError(w, codec, req.ID, perr)

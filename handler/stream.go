@@ -25,6 +25,7 @@ var (
 
 // sse writes one JSON-RPC SSE answer: every frame is a full JSON-RPC
 // response carrying the request id, flushed the moment it is written.
+// Every frame is written within a write deadline (stream_deadline.go).
 type sse struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
@@ -38,10 +39,13 @@ type sse struct {
 	// taken when a frame is written and given back (release) before the
 	// stream waits: an idle stream holds none.
 	body, frame *[]byte
+	writeGuard
 }
 
-func newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
-	return &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec}
+func newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec, writeTimeout time.Duration) *sse {
+	s := &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec}
+	s.timeout = writeTimeout
+	return s
 }
 
 // buffers takes the scratch buffers from the pool if s does not hold them.
@@ -95,7 +99,7 @@ func (s *sse) send(eventID string, ev *protocol.Event) error {
 	if err := s.queue(eventID, ev); err != nil {
 		return err
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 // queue writes ev as one frame with SSE id eventID without flushing: a
@@ -109,12 +113,38 @@ func (s *sse) queue(eventID string, ev *protocol.Event) error {
 	s.open()
 	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, b)
 	*s.frame = f
+	if err := s.begin(true); err != nil {
+		return err
+	}
 	_, err := s.w.Write(f)
+	s.end()
 	return err
 }
 
-// flush sends what queue wrote.
-func (s *sse) flush() error { return s.rc.Flush() }
+// flush sends what queue wrote, within the deadline the last frame set.
+func (s *sse) flush() error {
+	if err := s.begin(false); err != nil {
+		return err
+	}
+	err := s.rc.Flush()
+	s.end()
+	return err
+}
+
+// sendHeader flushes the response header alone: the stream is open
+// before its first frame, and waits.
+func (s *sse) sendHeader() error {
+	s.open()
+	if err := s.begin(true); err != nil {
+		return err
+	}
+	err := s.rc.Flush()
+	s.end()
+	if err == nil {
+		s.rest()
+	}
+	return err
+}
 
 // fail answers an error found before any event was sent: a stream of one
 // frame holding the JSON-RPC error. Clients of streaming calls read the
@@ -132,15 +162,26 @@ func (s *sse) write(eventID string, data []byte) error {
 	s.open()
 	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, data)
 	*s.frame = f
-	if _, err := s.w.Write(f); err != nil {
-		return err
-	}
-	return s.flush()
+	return s.writeFrame(f)
 }
 
+// heartbeat writes a keep-alive comment between waits.
 func (s *sse) heartbeat() error {
 	s.open()
-	if _, err := s.w.Write(heartbeatFrame); err != nil {
+	err := s.writeFrame(heartbeatFrame)
+	if err == nil {
+		s.rest()
+	}
+	return err
+}
+
+// writeFrame writes and flushes one frame within its deadline.
+func (s *sse) writeFrame(f []byte) error {
+	if err := s.begin(true); err != nil {
+		return err
+	}
+	defer s.end()
+	if _, err := s.w.Write(f); err != nil {
 		return err
 	}
 	return s.rc.Flush()
@@ -153,10 +194,10 @@ func (s *sse) heartbeat() error {
 // a stream that is ready to go is returned for the caller to serve (see
 // StartRPC), holding the scratch buffers it takes over.
 func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller, codec protocol.Codec, id json.RawMessage, m protocol.Method, params json.RawMessage) (ready *Stream) {
-	s := newSSE(w, id, codec)
+	s := newSSE(w, id, codec, e.opts.WriteTimeout)
 	defer func() {
 		if ready == nil {
-			s.release()
+			s.finish()
 		}
 	}()
 	ctx := r.Context()
@@ -281,6 +322,7 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 			after = evs[len(evs)-1].ID
 		}
 		s.release()
+		s.rest()
 		var err error
 		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
 			if ctx.Err() == nil && !errors.Is(err, errUnloaded) {

@@ -7,6 +7,7 @@ package integration
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"text/template"
@@ -56,7 +57,18 @@ func loadGlobal(t *testing.T, global, cfg string, data any) *caddytest.Tester {
 	if t.Failed() {
 		t.FailNow()
 	}
+	forgetConnections()
 	return tc
+}
+
+// forgetConnections drops the idle keep-alive connections of the tests'
+// clients after a config load: they were accepted by the servers of the
+// config before, which the load shut down, and a request sent on one
+// races the close and can end in a bare EOF (Caddy's reload, not the
+// module, and no client retries a POST).
+func forgetConnections() {
+	client.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
 }
 
 // skillBlock is a valid card body for tests that do not care about it.

@@ -2,10 +2,13 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -297,5 +300,87 @@ func TestNoLeakReload(t *testing.T) {
 
 	close(gate)
 	waitState(t, url, id, "TASK_STATE_COMPLETED")
+	waitNoGoroutines(t, "after the run ended", moduleFrames)
+}
+
+// stalledClient sends one JSON-RPC request to path over a raw connection
+// with a small receive buffer and never reads the answer: the server's
+// writes stall once a few KB are in flight.
+func stalledClient(t *testing.T, path, body string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	c, err := d.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: %d\r\n\r\n%s",
+		path, len(body), body)
+	return c
+}
+
+// blockedInWrite reports whether a stream goroutine is parked in a
+// connection write.
+func blockedInWrite() bool {
+	for _, g := range goroutinesIn([]string{"caddy-a2a/handler.(*sse)"}) {
+		if strings.Contains(g, "waitWrite") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNoLeakStalledClientReload: a client that stops reading leaves its
+// stream blocked in a write; a reload cuts it at once (long before the
+// write timeout) and its goroutine goes, while the run goes on and ends.
+func TestNoLeakStalledClientReload(t *testing.T) {
+	gate, stop := make(chan struct{}), make(chan struct{})
+	big := `{"text":"` + strings.Repeat("x", 256<<10) + `"}` + "\n"
+	a := newAgent(t, func(w http.ResponseWriter, r *http.Request, _ agentCall) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for range 32 { // 8 MiB of chunks, far more than the connection holds
+			io.WriteString(w, big)
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-gate:
+		case <-stop:
+			return
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, `{"text":"end"}`+"\n")
+	})
+	// Runs before the agent server's Close, which waits for held calls.
+	t.Cleanup(func() { close(stop) })
+	data := map[string]any{"Agent": a.URL(), "Reply": a.URL(), "Desc": "before"}
+	load(t, leakCfg, data)
+
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+		"params": map[string]any{"message": msg10("stall", "", "")}})
+	stalledClient(t, "/a2a", string(body))
+	a.next(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for !blockedInWrite() {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never blocked in a write")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	data["Desc"] = "after"
+	load(t, leakCfg, data)
+	waitNoGoroutines(t, "after the reload", streamFrames)
+	wantGoroutines(t, "run across the reload", runFrames)
+
+	close(gate)
 	waitNoGoroutines(t, "after the run ended", moduleFrames)
 }

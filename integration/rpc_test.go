@@ -339,6 +339,51 @@ http://:9080 {
 	})
 }
 
+// TestEnvelopeRefusals: a notification, a repeated method member and a
+// 2 KiB id are -32600 with id null through Caddy; none reaches the agent
+// or creates a task.
+func TestEnvelopeRefusals(t *testing.T) {
+	a := textAgent(t)
+	load(t, minimal("owner {http.request.header.X-Caller}"), map[string]any{"Agent": a.URL()})
+	url := base + "/a2a"
+	erin := withHeader("X-Caller", "erin")
+	params := `{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"run me"}]}}`
+	hugeID := `"` + strings.Repeat("x", 2046) + `"`
+
+	for _, tc := range []struct {
+		name, body, message string
+	}{
+		{"notification", `{"jsonrpc":"2.0","method":"SendMessage","params":` + params + `}`, "no id"},
+		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"SendMessage","params":` + params + `}`, `more than one "method"`},
+		{"2 KiB id", `{"jsonrpc":"2.0","id":` + hugeID + `,"method":"SendMessage","params":` + params + `}`, "max_id_size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans := post(t, url, "1.0", tc.body, erin)
+			e := ans.fails(t, -32600)
+			if string(ans.ID) != "null" {
+				t.Errorf("id = %.40s, want null", ans.ID)
+			}
+			if !strings.Contains(e.Message, tc.message) {
+				t.Errorf("message %q lacks %q", e.Message, tc.message)
+			}
+			if tc.name == "2 KiB id" && (!strings.Contains(string(e.Data), `"limit":"max_id_size"`) || !strings.Contains(string(e.Data), `"max":"1024"`)) {
+				t.Errorf("ErrorInfo without the limit: %s", e.Data)
+			}
+		})
+	}
+	var list struct {
+		Tasks []wireTask `json:"tasks"`
+	}
+	call(t, url, "1.0", "ListTasks", map[string]any{}, erin).ok(t, &list)
+	if len(list.Tasks) != 0 || len(a.Calls()) != 0 {
+		t.Fatalf("refused requests ran: %d tasks, %d agent calls", len(list.Tasks), len(a.Calls()))
+	}
+	// The same send with an id runs: the refusals were about the envelope.
+	if task := send10(t, url, msg10("run me", "", ""), erin); task.text() != "Hello, run me" {
+		t.Fatalf("control send: %+v", task)
+	}
+}
+
 // TestFailingUpstreams: a 500 or a dead agent fails the task with a
 // generic message; the agent's own error text never reaches the caller.
 func TestFailingUpstreams(t *testing.T) {

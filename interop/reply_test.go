@@ -77,8 +77,10 @@ func TestA2AGoV2MessageReply(t *testing.T) {
 				if call == nil {
 					t.Fatalf("the agent got no call with input %q", input)
 				}
-				if call.Req.TaskID != "" || call.Req.ContextID != msg.ContextID || len(call.Req.History) != 0 {
-					t.Errorf("agent called with taskId %q contextId %q history %d; want none, the reply's %q, none",
+				// The agent is told an id of the module's own for the
+				// reply's context, never the caller's.
+				if call.Req.TaskID != "" || call.Req.ContextID == msg.ContextID || len(call.Req.ContextID) != 36 || len(call.Req.History) != 0 {
+					t.Errorf("agent called with taskId %q contextId %q history %d; want none, an id of its own (not the reply's %q), none",
 						call.Req.TaskID, call.Req.ContextID, len(call.Req.History), msg.ContextID)
 				}
 			}

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 // The fuzz targets check that no input panics the decoders, that every
 // error is a well-formed -32602/-32600/-32700 that renders to valid JSON in
 // both versions, and that whatever decodes re-encodes to valid JSON and
-// decodes back to the same message. Seeds live in testdata/fuzz/<name>.
+// decodes back to the same message. Seeds live in testdata/fuzz/<name>,
+// or in f.Add where they are generated (ids of a given size).
 
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{}}}`))
@@ -56,6 +58,83 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("params %q", req.Params)
 		}
 	})
+}
+
+// FuzzDecodeEnvelope checks the envelope rules against encoding/json as
+// an independent reader of the top-level members: a repeated envelope
+// member, a missing id or an id over MaxIDBytes is -32600 with id null and
+// no method, and whatever is accepted names each envelope member once and
+// echoes an id within the bound.
+func FuzzDecodeEnvelope(f *testing.F) {
+	big := strings.Repeat("x", 2046)
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"SendMessage","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"GetTask","method":"SendMessage"}`,
+		`{"jsonrpc":"2.0","id":1,"id":"2","method":"m"}`,
+		`{"jsonrpc":"2.0","jsonrpc":"1.0","id":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":[]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","x":1,"x":2}`,
+		`{"jsonrpc":"2.0","method":"SendMessage","params":{}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":"` + big + `","method":"m"}`,
+		`{"jsonrpc":"2.0","id":"` + big[:MaxIDBytes-2] + `","method":"m"}`,
+		`{"jsonrpc":"2.0","id":` + strings.Repeat("7", MaxIDBytes+1) + `,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat(`\u00e9`, 200) + `","method":"m"}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("\xff", 300) + `","method":"m"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, e := DecodeRequest(body)
+		counts, id, ok := topLevelMembers(body)
+		if !ok {
+			return // not a JSON object: FuzzDecodeRequest covers it
+		}
+		dup := counts["jsonrpc"] > 1 || counts["method"] > 1 || counts["params"] > 1 || counts["id"] > 1
+		refused := dup || counts["id"] == 0 || len(id) > MaxIDBytes
+		if refused {
+			if e == nil || e.Code != CodeInvalidRequest || req.ID != nil || req.Method != "" {
+				t.Fatalf("want -32600 with id null and no method for %q, got %v id %q method %q", body, e, req.ID, req.Method)
+			}
+			if !dup && len(id) > MaxIDBytes && (e.Metadata["limit"] != LimitMaxIDBytes || e.Metadata["max"] != "1024") {
+				t.Fatalf("oversized id error without its limit: %+v", e)
+			}
+			return
+		}
+		if e == nil && (len(req.ID) == 0 || len(id) > MaxIDBytes) {
+			t.Fatalf("accepted id %q (sent %q)", req.ID, id)
+		}
+	})
+}
+
+// topLevelMembers reads the members of the JSON object body with
+// encoding/json: how often each name occurs (names unquoted) and the last
+// id as sent. ok is false when body is not one valid JSON object.
+func topLevelMembers(body []byte) (counts map[string]int, id json.RawMessage, ok bool) {
+	if !json.Valid(body) {
+		return nil, nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, false
+	}
+	counts = map[string]int{}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, nil, false
+		}
+		name := tok.(string)
+		counts[name]++
+		if name == "id" {
+			id = v
+		}
+	}
+	return counts, id, true
 }
 
 func FuzzDecodeSendV03(f *testing.F) {

@@ -12,6 +12,12 @@ import (
 // plenty for metadata and data parts while keeping hostile bodies cheap.
 const DefaultMaxDepth = 32
 
+// MaxIDBytes bounds a request id, in bytes of its JSON text as sent
+// (quotes and escapes included). The id is kept for the whole request, and
+// echoed in every frame of a stream, so it must be small; clients send
+// UUIDs or counters. It is fixed, not a setting.
+const MaxIDBytes = 1 << 10
+
 // Request is a decoded JSON-RPC 2.0 request envelope.
 type Request struct {
 	// ID is the id exactly as sent (a string or number literal, or null);
@@ -35,11 +41,21 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 //
 // The returned Request is never nil, even with an error: its ID then holds
 // the id to echo in the error response (nil, rendered as null, when the id
-// could not be read). The rules, per JSON-RPC 2.0 and A2A:
+// could not be read or must not be trusted). The rules, per JSON-RPC 2.0
+// and A2A:
 //
 //   - malformed JSON → -32700, id null;
 //   - a value that is not an object (an array is a batch, which A2A does
 //     not define) → -32600, id null;
+//   - an envelope member (jsonrpc, method, params, id) given twice, however
+//     its name is escaped → -32600, id null, method not read: parsers
+//     disagree on which copy wins (first, last, error), so a request that
+//     a proxy in front reads one way must not run here another way. Other
+//     members are ignored, repeated or not;
+//   - no id member (a notification) → -32600, id null: A2A defines no
+//     notifications, and running a request nobody may answer is refused;
+//   - an id over MaxIDBytes → -32600, id null (a huge id is not echoed),
+//     with the limit's name and value in the metadata;
 //   - an id that is an object, array or boolean → -32600, id null;
 //   - jsonrpc other than "2.0", a missing, empty or non-string method →
 //     -32600 with the id echoed;
@@ -47,6 +63,12 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 //     is about the payload as a whole, not one parameter, and the id can
 //     still be read because the envelope scan does not recurse;
 //   - params present but neither an object nor null → -32602.
+//
+// An id sent as null is not a notification (the member is there): the
+// request runs and is answered with id null, as JSON-RPC 2.0 allows while
+// it discourages such ids. Method stays "" for the duplicate-member and
+// id refusals: nothing in such a request is trusted enough to route by, so
+// a caller answers them in the version its headers name.
 func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
@@ -67,7 +89,8 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 
 	var (
 		version, method, params, id []byte
-		hasVersion, hasMethod       bool
+		// seen has one bit per envelope member met so far.
+		seen uint8
 	)
 	it := newObjIter(obj)
 	for {
@@ -75,35 +98,48 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		if !ok {
 			break
 		}
+		var bit uint8
 		switch string(key) {
 		case "jsonrpc":
-			version, hasVersion = val, true
+			bit, version = 1, val
 		case "method":
-			method, hasMethod = val, true
+			bit, method = 2, val
 		case "params":
-			params = val
+			bit, params = 4, val
 		case "id":
-			id = val
+			bit, id = 8, val
+		default:
+			continue
 		}
+		if seen&bit != 0 {
+			return req, ErrInvalidRequest(`Request has more than one "` + string(key) + `" member`)
+		}
+		seen |= bit
 	}
 	if it.bad {
 		return req, ErrParse()
 	}
-	if id != nil {
-		switch kindOf(id) {
-		case kindString, kindNumber, kindNull:
-			req.ID = copyID(id)
-		default:
-			return req, ErrInvalidRequest("Request id must be a string, a number or null")
-		}
+	if id == nil {
+		return req, ErrInvalidRequest("Request has no id: notifications are not supported")
 	}
-	if !hasVersion || kindOf(version) != kindString {
+	if len(id) > MaxIDBytes {
+		e := ErrInvalidRequest("Request id " + overBytes(len(id), LimitMaxIDBytes, MaxIDBytes))
+		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(MaxIDBytes)}
+		return req, e
+	}
+	switch kindOf(id) {
+	case kindString, kindNumber, kindNull:
+		req.ID = copyID(id)
+	default:
+		return req, ErrInvalidRequest("Request id must be a string, a number or null")
+	}
+	if kindOf(version) != kindString {
 		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
 	}
 	if v, _ := unquoteBytes(version); string(v) != "2.0" {
 		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
 	}
-	if !hasMethod || kindOf(method) != kindString {
+	if kindOf(method) != kindString {
 		return req, ErrInvalidRequest("method must be a non-empty string")
 	}
 	m, ok := unquote(method)

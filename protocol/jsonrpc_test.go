@@ -2,30 +2,38 @@ package protocol
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 )
 
 func TestDecodeRequest(t *testing.T) {
 	deep := `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`
+	// Ids of exactly MaxIDBytes and one byte more, quotes included.
+	idAt := `"` + strings.Repeat("i", MaxIDBytes-2) + `"`
+	idOver := `"` + strings.Repeat("i", MaxIDBytes-1) + `"`
+	idLimit := map[string]string{"limit": LimitMaxIDBytes, "max": "1024"}
+	withID := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"SendMessage","params":{}}` }
 	tests := []struct {
 		name    string
 		body    string
 		code    int    // 0 = success
 		id      string // expected raw id ("" = nil)
-		method  string
+		method  string // expected method, on errors too ("" = not read)
 		params  string
-		message string // substring of the error message
+		message string            // substring of the error message
+		meta    map[string]string // the error's metadata, when checked
 	}{
 		{name: "ok string id", body: `{"jsonrpc":"2.0","id":"a-1","method":"SendMessage","params":{"x":1}}`, id: `"a-1"`, method: "SendMessage", params: `{"x":1}`},
 		{name: "ok number id", body: ` {"id": 42 , "method":"tasks/get","jsonrpc":"2.0"} `, id: `42`, method: "tasks/get"},
 		{name: "ok float id kept as sent", body: `{"jsonrpc":"2.0","id":1.50,"method":"m"}`, id: `1.50`, method: "m"},
 		{name: "ok null id", body: `{"jsonrpc":"2.0","id":null,"method":"m"}`, id: `null`, method: "m"},
-		{name: "ok absent id", body: `{"jsonrpc":"2.0","method":"m"}`, method: "m"},
 		{name: "ok null params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, id: `1`, method: "m"},
 		{name: "ok escaped method and version", body: `{"jsonrpc":"2\u002e0","id":1,"method":"message\/send"}`, id: `1`, method: "message/send"},
 		{name: "ok unknown members ignored", body: `{"jsonrpc":"2.0","id":1,"method":"m","extra":{"a":[1,2]}}`, id: `1`, method: "m"},
-		{name: "ok duplicate member last wins", body: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, id: `1`, method: "b"},
+		{name: "ok unknown member repeated", body: `{"jsonrpc":"2.0","id":1,"method":"m","x":1,"x":2}`, id: `1`, method: "m"},
+		{name: "ok id at the bound", body: withID(idAt), id: idAt, method: "SendMessage", params: `{}`},
+		{name: "ok number id at the bound", body: withID(strings.Repeat("9", MaxIDBytes)), id: strings.Repeat("9", MaxIDBytes), method: "SendMessage", params: `{}`},
 		{name: "ok depth exactly at limit", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`, id: `1`, method: "m", params: `{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}`},
 
 		{name: "malformed", body: `{"jsonrpc":"2.0","id":1,"method":`, code: CodeParseError},
@@ -47,7 +55,23 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "null method", body: `{"jsonrpc":"2.0","id":"x","method":null}`, code: CodeInvalidRequest, id: `"x"`},
 		{name: "array params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`, code: CodeInvalidParams, id: `1`, method: "m"},
 		{name: "string params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, code: CodeInvalidParams, id: `1`, method: "m"},
-		{name: "too deep", body: deep, code: CodeInvalidRequest, id: `7`, method: "m", message: "deeper than 32"},
+		{name: "too deep", body: deep, code: CodeInvalidRequest, id: `7`, method: "m", message: "deeper than 32", meta: map[string]string{"limit": LimitMaxJSONDepth, "max": "32"}},
+
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{}}}`, code: CodeInvalidRequest, message: "no id"},
+		{name: "notification of a stream", body: `{"jsonrpc":"2.0","method":"message/stream","params":{}}`, code: CodeInvalidRequest, message: "no id"},
+		{name: "notification with bad params", body: `{"jsonrpc":"2.0","method":"m","params":[1]}`, code: CodeInvalidRequest, message: "no id"},
+		{name: "duplicate method", body: `{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"SendMessage","params":{}}`, code: CodeInvalidRequest, message: `more than one "method"`},
+		{name: "duplicate method escaped", body: `{"jsonrpc":"2.0","id":1,"method":"GetTask","m\u0065thod":"SendMessage"}`, code: CodeInvalidRequest, message: `more than one "method"`},
+		{name: "duplicate id", body: `{"jsonrpc":"2.0","id":1,"method":"m","id":2}`, code: CodeInvalidRequest, message: `more than one "id"`},
+		{name: "duplicate jsonrpc", body: `{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"m"}`, code: CodeInvalidRequest, message: `more than one "jsonrpc"`},
+		{name: "duplicate params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":null}`, code: CodeInvalidRequest, message: `more than one "params"`},
+		{name: "duplicate without id", body: `{"jsonrpc":"2.0","method":"a","method":"b"}`, code: CodeInvalidRequest, message: `more than one "method"`},
+		{name: "id over the bound", body: withID(idOver), code: CodeInvalidRequest, message: "Request id is 1025 bytes, over the max_id_size limit of 1024 bytes", meta: idLimit},
+		{name: "2 KiB id", body: withID(`"` + strings.Repeat("x", 2046) + `"`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
+		{name: "number id over the bound", body: withID(strings.Repeat("9", MaxIDBytes+1)), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
+		{name: "escaped id over the bound", body: withID(`"` + strings.Repeat(`\u0041`, 200) + `"`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
+		{name: "oversized id before a bad method", body: `{"jsonrpc":"1.0","id":` + idOver + `}`, code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
+		{name: "oversized object id", body: withID(`{"a":"` + strings.Repeat("x", 2048) + `"}`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,8 +100,11 @@ func TestDecodeRequest(t *testing.T) {
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q lacks %q", e.Message, tt.message)
 			}
-			if tt.method != "" && req.Method != tt.method {
+			if req.Method != tt.method {
 				t.Errorf("method = %q, want %q", req.Method, tt.method)
+			}
+			if tt.meta != nil && !maps.Equal(e.Metadata, tt.meta) {
+				t.Errorf("metadata = %v, want %v", e.Metadata, tt.meta)
 			}
 		})
 	}

@@ -36,13 +36,15 @@ const (
 
 // The names of the limits as errors report them (metadata "limit"). They
 // are the Caddyfile keys, so an operator reading a client's error report
-// knows which setting to change.
+// knows which setting to change; LimitMaxIDBytes names MaxIDBytes, which
+// no setting changes.
 const (
 	LimitMaxParts         = "max_parts"
 	LimitMaxTextBytes     = "max_text_size"
 	LimitMaxFileBytes     = "max_file_size"
 	LimitMaxMetadataBytes = "max_metadata_size"
 	LimitMaxJSONDepth     = "max_json_depth"
+	LimitMaxIDBytes       = "max_id_size"
 )
 
 // DefaultLimits returns the limits used when none are configured.
