@@ -10,9 +10,14 @@ import (
 // stops reading blocks its stream's goroutine in a write for good: the
 // stream never notices a reload, and `caddy stop` waits for it.
 //
-//   - Every frame sets a write deadline of timeout from its start (the
-//     flush that ends the frame keeps it), so a stalled client loses the
-//     stream after timeout and a slow one keeps it.
+//   - Every frame is written within a write deadline of about timeout
+//     from its start (the flush that ends the frame keeps it), so a
+//     stalled client loses the stream after timeout and a slow one keeps
+//     it. The deadline is moved only once an eighth of timeout has
+//     passed since it was set, so a frame gets between 7/8 of timeout and
+//     timeout: setting it is a runtime timer update on HTTP/1 and a
+//     message to the connection's serving goroutine on HTTP/2, and a burst
+//     of thousands of chunks needs one, not one per chunk.
 //   - A stream that goes back to waiting clears it (rest): the deadline is
 //     for writes, and an idle stream must not be cut by an old one (HTTP/2
 //     resets a stream when its deadline passes, writing or not; a
@@ -29,9 +34,10 @@ import (
 //     ends cleanly.
 type writeGuard struct {
 	timeout time.Duration
-	// armed: a write deadline is set; noDeadline: the writer takes none
-	// (a test recorder, say), so it is not asked again.
+	// armed: a write deadline is set, at deadline; noDeadline: the writer
+	// takes none (a test recorder, say), so it is not asked again.
 	armed, noDeadline bool
+	deadline          time.Time
 
 	// The unload watch (cutOnUnload); stopCut is nil without one.
 	stopCut  func() bool
@@ -66,16 +72,22 @@ func (s *sse) cut() {
 	}
 }
 
-// arm sets the deadline of a write starting now.
+// arm sets the deadline of a write starting now, unless the one set
+// leaves it at least 7/8 of timeout (see writeGuard).
 func (s *sse) arm() {
 	if s.noDeadline {
 		return
 	}
-	if s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) != nil {
+	now := time.Now()
+	if s.armed && s.deadline.Sub(now) >= s.timeout-s.timeout/8 {
+		return
+	}
+	d := now.Add(s.timeout)
+	if s.rc.SetWriteDeadline(d) != nil {
 		s.noDeadline = true
 		return
 	}
-	s.armed = true
+	s.armed, s.deadline = true, d
 }
 
 // rest clears the deadline of a stream going back to waiting.

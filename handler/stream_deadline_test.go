@@ -304,3 +304,42 @@ func TestWriteTimeoutOptionChecked(t *testing.T) {
 		t.Fatalf("negative WriteTimeout: %v", err)
 	}
 }
+
+// TestStreamBurstSetsFewDeadlines: a burst of frames already at hand (a
+// replay of 300 events) is written under one deadline, not one per frame.
+func TestStreamBurstSetsFewDeadlines(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = time.Hour })
+	s := newStallServer(t, h.ep)
+	id, run := startTask(t, h, agent)
+	for i := range 300 {
+		run.send(t, text(fmt.Sprint(i)))
+	}
+	waitFor(t, "chunks stored", func() bool {
+		evs, _ := h.store.Events(context.Background(), id, "", false)
+		return len(evs) >= 302
+	})
+	c, err := net.Dial("tcp", s.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := call("SubscribeToTask", `{"id":"`+id+`"}`)
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: a2a\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nLast-Event-ID: 1\r\n%s: alice\r\nContent-Length: %d\r\n\r\n%s",
+		ownerHeader, len(body), body)
+	conn := <-s.conns
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := newSSEReader(t, resp)
+	for range 302 { // the Task, then the replay
+		sr.event(t)
+	}
+	close(run.steps)
+	sr.rest(t)
+	s.waitServed(t, "replay")
+	if _, sets := conn.deadline(); sets > 12 {
+		t.Errorf("%d write deadlines set for a replay of 300 frames and the run's end", sets)
+	}
+}
