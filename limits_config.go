@@ -162,6 +162,17 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	l := &Limits{}
+	// Counts are positive integers, sizes humanized byte sizes; both
+	// at most maxLimitSize.
+	counts := map[string]*int{
+		"max_parts": &l.MaxParts, "max_json_depth": &l.MaxJSONDepth, "max_history": &l.MaxHistory,
+		"max_run_events": &l.MaxRunEvents, "max_artifacts": &l.MaxArtifacts,
+		"max_tasks_per_owner": &l.MaxTasksPerOwner, "max_runs_per_owner": &l.MaxRunsPerOwner,
+	}
+	sizes := map[string]*int{
+		"max_text_size": &l.MaxTextSize, "max_file_size": &l.MaxFileSize, "max_metadata_size": &l.MaxMetadataSize,
+		"max_history_size": &l.MaxHistorySize, "max_task_output": &l.MaxTaskOutput,
+	}
 	seen := map[string]int{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()
@@ -173,36 +184,15 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
-		switch key {
-		case "max_parts":
-			l.MaxParts, err = positiveInt(d, key, v)
-		case "max_json_depth":
-			l.MaxJSONDepth, err = positiveInt(d, key, v)
-			if err == nil && l.MaxJSONDepth < minJSONDepth {
-				err = d.Errf("max_json_depth: must be at least %d", minJSONDepth)
-			}
-		case "max_history":
-			l.MaxHistory, err = positiveInt(d, key, v)
-		case "max_run_events":
-			l.MaxRunEvents, err = positiveInt(d, key, v)
-		case "max_artifacts":
-			l.MaxArtifacts, err = positiveInt(d, key, v)
-		case "max_tasks_per_owner":
-			l.MaxTasksPerOwner, err = positiveInt(d, key, v)
-		case "max_runs_per_owner":
-			l.MaxRunsPerOwner, err = positiveInt(d, key, v)
-		case "max_history_size":
-			l.MaxHistorySize, err = sizeArg(d, key, v)
-		case "max_task_output":
-			l.MaxTaskOutput, err = sizeArg(d, key, v)
-		case "max_text_size":
-			l.MaxTextSize, err = sizeArg(d, key, v)
-		case "max_file_size":
-			l.MaxFileSize, err = sizeArg(d, key, v)
-		case "max_metadata_size":
-			l.MaxMetadataSize, err = sizeArg(d, key, v)
-		default:
+		if p, ok := counts[key]; ok {
+			*p, err = positiveInt(d, key, v)
+		} else if p, ok := sizes[key]; ok {
+			*p, err = sizeArg(d, key, v)
+		} else {
 			return d.Errf("unknown limits subdirective %q", key)
+		}
+		if err == nil && key == "max_json_depth" && l.MaxJSONDepth < minJSONDepth {
+			err = d.Errf("max_json_depth: must be at least %d", minJSONDepth)
 		}
 		if err != nil {
 			return err
