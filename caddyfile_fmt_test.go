@@ -1,0 +1,84 @@
+package caddya2a_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// The examples use mholt/caddy-ratelimit, a plugin this module is not built
+// with: a stand-in directive that takes its block lets them adapt, so the
+// test proves what it is about (formatting keeps every block whole).
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("rate_limit", func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		for h.Next() {
+			for nesting := h.Nesting(); h.NextBlock(nesting); {
+			}
+		}
+		return new(caddyhttp.StaticResponse), nil
+	})
+}
+
+// fencedCaddyfile finds the ```caddyfile blocks of a Markdown page.
+var fencedCaddyfile = regexp.MustCompile("(?s)```caddyfile\n(.*?)```")
+
+// TestCaddyfilesAreFormatted: every Caddyfile the project shows a user
+// (Caddyfile.example, the README's and xcaddy.md's examples, the adapt
+// goldens) is exactly what `caddy fmt` prints, and still adapts as before
+// once formatted. Caddy warns about an unformatted Caddyfile at every
+// start, and a user who then runs `caddy fmt --overwrite` must not get a
+// file that no longer loads.
+func TestCaddyfilesAreFormatted(t *testing.T) {
+	type doc struct {
+		name, src string
+		// adapts: whether the Caddyfile is a whole config (the goldens
+		// that expect an error adapt to that error instead).
+		wantErr bool
+	}
+	var docs []doc
+	example, err := os.ReadFile("Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, doc{name: "Caddyfile.example", src: string(example)})
+	for _, page := range []string{"README.md", "xcaddy.md"} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range fencedCaddyfile.FindAllSubmatch(b, -1) {
+			docs = append(docs, doc{name: page + " block " + string(rune('1'+i)), src: string(m[1])})
+		}
+	}
+	goldens, _ := filepath.Glob("testdata/caddyfile_adapt/*.caddyfiletest")
+	for _, file := range goldens {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, expected, _ := strings.Cut(string(b), "----------")
+		docs = append(docs, doc{name: file, src: strings.TrimSpace(src) + "\n", wantErr: !strings.HasPrefix(strings.TrimSpace(expected), "{")})
+	}
+	if len(docs) < 10 {
+		t.Fatalf("found only %d Caddyfiles", len(docs))
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	for _, d := range docs {
+		formatted := caddyfile.Format([]byte(d.src))
+		if !bytes.Equal(formatted, []byte(d.src)) {
+			t.Errorf("%s is not what caddy fmt prints:\n%s", d.name, formatted)
+			continue
+		}
+		if _, _, err := adapter.Adapt(formatted, nil); (err != nil) != d.wantErr {
+			t.Errorf("%s adapts with error %v", d.name, err)
+		}
+	}
+}
