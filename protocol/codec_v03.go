@@ -88,7 +88,7 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	}
 	var kind string
 	var text, file, data []byte
-	if e := eachMember(v, func(key, val []byte) (e *Error) {
+	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "kind":
 			kind, e = readString(val, field, "kind")
@@ -149,7 +149,7 @@ func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 		return invalidField(field, "must be an object")
 	}
 	var hasBytes, hasURI bool
-	if e := eachMember(v, func(key, val []byte) (e *Error) {
+	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "bytes":
 			hasBytes = true

@@ -79,7 +79,7 @@ func decodePartV10(d *dialect, v []byte, field string) (Part, *Error) {
 		return p, invalidField(field, "must be an object")
 	}
 	members := 0
-	if e := eachMember(v, func(key, val []byte) (e *Error) {
+	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "text":
 			members++

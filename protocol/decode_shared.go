@@ -13,14 +13,14 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 	if kindOf(v) != kindObject {
 		return m, invalidField(field, "must be an object")
 	}
-	if e := eachMember(v, func(key, val []byte) (e *Error) {
+	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "messageId", "message_id":
-			m.ID, e = readString(val, field, "messageId")
+			m.ID, e = readID(val, field, "messageId")
 		case "contextId", "context_id":
-			m.ContextID, e = readString(val, field, "contextId")
+			m.ContextID, e = readID(val, field, "contextId")
 		case "taskId", "task_id":
-			m.TaskID, e = readString(val, field, "taskId")
+			m.TaskID, e = readID(val, field, "taskId")
 		case "role":
 			r, ok := d.parseRole(val)
 			if !ok {
@@ -32,9 +32,9 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 		case "metadata":
 			m.Metadata, e = d.readMetadata(val, field, "metadata")
 		case "extensions":
-			m.Extensions, e = readStrings(val, field, "extensions")
+			m.Extensions, e = readIDs(val, field, "extensions")
 		case "referenceTaskIds", "reference_task_ids":
-			m.ReferenceTaskIDs, e = readStrings(val, field, "referenceTaskIds")
+			m.ReferenceTaskIDs, e = readIDs(val, field, "referenceTaskIds")
 		case "kind":
 			if d.tagged {
 				if s, _ := readString(val, "", ""); s != "message" {
@@ -107,7 +107,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 	}
 	sp := &SendParams{Blocking: true}
 	var hasMessage bool
-	if e := eachMember(p, func(key, val []byte) (e *Error) {
+	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "message":
 			sp.Message, e = decodeMessage(d, val, "message")
@@ -117,7 +117,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 		case "metadata":
 			sp.Metadata, e = d.readMetadata(val, "", "metadata")
 		case "tenant":
-			sp.Tenant, e = readString(val, "", "tenant")
+			sp.Tenant, e = readID(val, "", "tenant")
 		}
 		return e
 	}); e != nil {
@@ -140,10 +140,10 @@ func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 	if kindOf(v) != kindObject {
 		return invalidField(field, "must be an object")
 	}
-	if e := eachMember(v, func(key, val []byte) (e *Error) {
+	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
 		switch k := string(key); k {
 		case "acceptedOutputModes", "accepted_output_modes":
-			sp.AcceptedOutputModes, e = readStrings(val, field, "acceptedOutputModes")
+			sp.AcceptedOutputModes, e = readIDs(val, field, "acceptedOutputModes")
 		case "historyLength", "history_length":
 			sp.HistoryLength, e = readNonNegative(val, field, "historyLength")
 		default:
@@ -173,14 +173,14 @@ func decodeGetTask(d *dialect, params []byte) (*GetTaskParams, *Error) {
 		return nil, e
 	}
 	gp := &GetTaskParams{}
-	if e := eachMember(p, func(key, val []byte) (e *Error) {
+	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "id":
-			gp.ID, e = readString(val, "", "id")
+			gp.ID, e = readID(val, "", "id")
 		case "historyLength", "history_length":
 			gp.HistoryLength, e = readNonNegative(val, "", "historyLength")
 		case "tenant":
-			gp.Tenant, e = readString(val, "", "tenant")
+			gp.Tenant, e = readID(val, "", "tenant")
 		}
 		return e
 	}); e != nil {
@@ -199,14 +199,14 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 		return nil, e
 	}
 	tp := &TaskIDParams{}
-	if e := eachMember(p, func(key, val []byte) (e *Error) {
+	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "id":
-			tp.ID, e = readString(val, "", "id")
+			tp.ID, e = readID(val, "", "id")
 		case "metadata":
 			tp.Metadata, e = d.readMetadata(val, "", "metadata")
 		case "tenant":
-			tp.Tenant, e = readString(val, "", "tenant")
+			tp.Tenant, e = readID(val, "", "tenant")
 		}
 		return e
 	}); e != nil {
@@ -233,12 +233,12 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 		return nil, e
 	}
 	lp := &ListTasksParams{PageSize: DefaultPageSize}
-	if e := eachMember(p, func(key, val []byte) (e *Error) {
+	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "tenant":
-			lp.Tenant, e = readString(val, "", "tenant")
+			lp.Tenant, e = readID(val, "", "tenant")
 		case "contextId", "context_id":
-			lp.ContextID, e = readString(val, "", "contextId")
+			lp.ContextID, e = readID(val, "", "contextId")
 		case "status":
 			s, ok := d.parseState(val)
 			if !ok {
@@ -251,7 +251,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 				e = invalidField("pageSize", "must be between 1 and 100")
 			}
 		case "pageToken", "page_token":
-			lp.PageToken, e = readString(val, "", "pageToken")
+			lp.PageToken, e = readID(val, "", "pageToken")
 		case "historyLength", "history_length":
 			lp.HistoryLength, e = readNonNegative(val, "", "historyLength")
 		case "statusTimestampAfter", "status_timestamp_after":

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The fuzz targets check that no input panics the decoders, that every
@@ -46,7 +47,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			default:
 				t.Fatalf("unexpected code %d", e.Code)
 			}
-			if e.Code == CodeParseError && json.Valid(body) {
+			if e.Code == CodeParseError && json.Valid(body) && utf8.Valid(body) {
 				t.Fatalf("valid JSON reported as parse error: %q", body)
 			}
 			return
@@ -145,6 +146,60 @@ func FuzzDecodeSendV03(f *testing.F) {
 func FuzzDecodeSendV10(f *testing.F) {
 	f.Add([]byte(`{"message":` + v10Msg + `}`))
 	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, CodecV10.(dialectCodec), params) })
+}
+
+// FuzzDuplicateMembers: whatever send params decode, giving any member of
+// the params or of the message a second time (the same value, or null) makes
+// them -32602 naming that member.
+func FuzzDuplicateMembers(f *testing.F) {
+	f.Add([]byte(`{"message":`+v10Msg+`}`), uint8(0), true, false)
+	f.Add([]byte(`{"message":`+v03Msg+`,"metadata":{"a":1}}`), uint8(3), false, true)
+	f.Add([]byte(`{"configuration":{"blocking":false},"message":`+v03Msg+`}`), uint8(1), false, false)
+	f.Fuzz(func(t *testing.T, params []byte, pick uint8, inMessage, asNull bool) {
+		for _, c := range []Codec{CodecV03, CodecV10} {
+			if _, err := c.DecodeSend(params); err != nil {
+				continue
+			}
+			obj := trimSpace(params)
+			field := ""
+			if inMessage {
+				var msg []byte
+				it := newObjIter(obj)
+				for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+					if string(key) == "message" {
+						msg = val
+					}
+				}
+				obj, field = msg, "message"
+			}
+			var keys, vals [][]byte
+			it := newObjIter(obj)
+			for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+				keys, vals = append(keys, key), append(vals, val)
+			}
+			if len(keys) == 0 {
+				continue
+			}
+			i := int(pick) % len(keys)
+			val := vals[i]
+			if asNull {
+				val = []byte("null")
+			}
+			// The copy goes right after the opening brace of obj.
+			at := bytes.Index(params, obj) + 1
+			dup := append(appendString(nil, string(keys[i])), ':')
+			dup = append(append(dup, val...), ',')
+			doubled := append(append(append([]byte{}, params[:at]...), dup...), params[at:]...)
+			_, err := c.DecodeSend(doubled)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeInvalidParams {
+				t.Fatalf("a repeated %q decoded (%v):\n%s", keys[i], err, doubled)
+			}
+			if want := join(field, string(keys[i])); len(e.Violations) == 0 || e.Violations[0].Field != want {
+				t.Fatalf("repeated %q: violations %+v, want field %q", keys[i], e.Violations, want)
+			}
+		}
+	})
 }
 
 func fuzzSend(t *testing.T, c dialectCodec, params []byte) {

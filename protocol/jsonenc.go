@@ -111,18 +111,22 @@ func appendRawJSON(dst []byte, raw []byte) []byte {
 }
 
 func appendRawSlow(dst, raw []byte) []byte {
-	if _, ok := validJSON(raw); !ok {
-		return append(dst, "null"...)
-	}
 	if utf8.Valid(raw) {
+		if _, ok := validJSON(raw); !ok {
+			return append(dst, "null"...)
+		}
 		buf := bytes.NewBuffer(dst)
 		if json.Compact(buf, raw) == nil {
 			return buf.Bytes()
 		}
 		return append(dst, "null"...)
 	}
-	// Invalid UTF-8 inside strings: a decode/encode round trip replaces it
+	// Invalid UTF-8 inside strings (validJSON refuses it; json.Valid
+	// checks the syntax alone): a decode/encode round trip replaces it
 	// with U+FFFD, keeping numbers exact through json.Number.
+	if !json.Valid(raw) {
+		return append(dst, "null"...)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

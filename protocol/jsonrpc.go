@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // DefaultMaxDepth bounds how deeply a request body may nest arrays and
@@ -162,13 +161,8 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	return req, nil
 }
 
-// copyID copies the raw id; a string id with invalid UTF-8 is re-encoded so
-// that every echo of it is valid JSON text.
+// copyID copies the raw id (valid UTF-8: the body was checked).
 func copyID(id []byte) json.RawMessage {
-	if kindOf(id) == kindString && !utf8.Valid(id) {
-		s, _ := unquote(id)
-		return appendString(nil, s)
-	}
 	return append(json.RawMessage(nil), id...)
 }
 

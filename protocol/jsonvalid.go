@@ -1,8 +1,14 @@
 package protocol
 
+import "unicode/utf8"
+
 // validJSON reports whether b is exactly one JSON value (with optional
-// surrounding whitespace), by the same rules as json.Valid, and how deeply
-// it nests arrays and objects. It is one pass with no allocation for
+// surrounding whitespace), by the same rules as json.Valid and, unlike it,
+// in valid UTF-8 (RFC 8259 §8.1), and how deeply it nests arrays and
+// objects. Invalid UTF-8 is refused rather than read: encoding/json would
+// turn it into U+FFFD in the strings it decodes, while a data part or
+// metadata object passed through as sent would keep the raw bytes, so the
+// agent and the caller would read two different documents. It is one pass with no allocation for
 // documents up to 64 levels deep, so the envelope can check validity and
 // depth together before anything recurses into the document; it also runs
 // several times faster than json.Valid, which matters on every request.
@@ -132,8 +138,14 @@ func scanString(b []byte, i int) int {
 			default:
 				return -1
 			}
-		default:
+		case c < utf8.RuneSelf:
 			j++
+		default:
+			r, n := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && n == 1 {
+				return -1
+			}
+			j += n
 		}
 	}
 	return -1

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // refDepth is the nesting depth of valid JSON, by a plain recursive walk
@@ -28,8 +29,10 @@ func refDepth(v any) int {
 func checkValidJSON(t *testing.T, in []byte) {
 	t.Helper()
 	depth, ok := validJSON(in)
-	if want := json.Valid(in); ok != want {
-		t.Fatalf("validJSON(%q) = %v, json.Valid %v", in, ok, want)
+	// json.Valid does not look at the bytes inside strings; validJSON
+	// also requires UTF-8.
+	if want := json.Valid(in) && utf8.Valid(in); ok != want {
+		t.Fatalf("validJSON(%q) = %v, json.Valid and utf8.Valid %v", in, ok, want)
 	}
 	if !ok {
 		return
@@ -48,7 +51,7 @@ var validJSONSeeds = []string{
 	`"a\u00e9\n"`, `"\u12"`, `"\x"`, "\"\t\"", `"\/"`, `true`, `tru`, `nul`, `null `, ` null x`, `[1,]`, `[,1]`,
 	`{"a"}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a" : 1 , "b" : [ true , false , null ] }`, `{1:2}`, `[}`, `{]`,
 	`{"a":1}}`, `[1]]`, "\xff", `"\xff"`, strings.Repeat("[", 70) + strings.Repeat("]", 70), `[1 2]`, `{"a":1 "b":2}`,
-	"{\"a\":\"\x7f\"}", `1E5`, `1e-0`, `[-]`, `["a",{"b":["c"]}]`,
+	"{\"a\":\"\x7f\"}", "{\"k\xff\":1}", "[\"\xed\xa0\x80\"]", "\"\xe2\x82\"", "\"é\u00e9\"", `1E5`, `1e-0`, `[-]`, `["a",{"b":["c"]}]`,
 }
 
 func TestValidJSON(t *testing.T) {

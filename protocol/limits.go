@@ -47,6 +47,23 @@ const (
 	LimitMaxIDBytes       = "max_id_size"
 )
 
+// Fixed bounds on the identifiers and names a caller chooses. Each is
+// copied into stored tasks, every stream frame and the agent's request, so
+// an unbounded one multiplies: a 3 MB contextId made every event of its task
+// 3 MB. They are not settings: no client needs more.
+const (
+	// MaxIdentifierBytes bounds one identifier a caller chooses (messageId,
+	// contextId, taskId, a reference task id, an extension URI, a media
+	// type in acceptedOutputModes, tenant, a page token), as decoded.
+	MaxIdentifierBytes = 256
+	// MaxIdentifiers bounds an array of them (referenceTaskIds,
+	// extensions, acceptedOutputModes).
+	MaxIdentifiers = 64
+	// LimitMaxIdentifierBytes and LimitMaxIdentifiers name them in errors.
+	LimitMaxIdentifierBytes = "max_identifier_size"
+	LimitMaxIdentifiers     = "max_identifiers"
+)
+
 // DefaultLimits returns the limits used when none are configured.
 func DefaultLimits() Limits {
 	return Limits{
@@ -122,6 +139,55 @@ func limitError(field, desc, limit string, max int) *Error {
 // overBytes describes a size over a byte limit.
 func overBytes(n int, limit string, max int) string {
 	return "is " + strconv.Itoa(n) + " bytes, over the " + limit + " limit of " + strconv.Itoa(max) + " bytes"
+}
+
+// readID reads an identifier within MaxIdentifierBytes. A literal longer
+// than any escaping of the bound is refused before it is unquoted.
+func readID(v []byte, parent, name string) (string, *Error) {
+	if len(v) > 6*MaxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
+		return "", idTooLong(join(parent, name), len(v))
+	}
+	s, e := readString(v, parent, name)
+	if e == nil && len(s) > MaxIdentifierBytes {
+		return "", idTooLong(join(parent, name), len(s))
+	}
+	return s, e
+}
+
+// readIDs reads an array of identifiers: at most MaxIdentifiers, each
+// within MaxIdentifierBytes.
+func readIDs(v []byte, parent, name string) ([]string, *Error) {
+	if kindOf(v) != kindArray {
+		return nil, invalidField(join(parent, name), "must be an array of strings")
+	}
+	var out []string
+	it := newArrIter(v)
+	for i := 0; ; i++ {
+		el, ok := it.next()
+		if !ok {
+			break
+		}
+		if i == MaxIdentifiers {
+			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(MaxIdentifiers)+" entries (the "+LimitMaxIdentifiers+" limit)",
+				LimitMaxIdentifiers, MaxIdentifiers)
+		}
+		if kindOf(el) != kindString {
+			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
+		}
+		s, e := readID(el, "", indexPath(join(parent, name), i))
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, s)
+	}
+	if it.bad {
+		return nil, invalidField(join(parent, name), "must be an array of strings")
+	}
+	return out, nil
+}
+
+func idTooLong(field string, n int) *Error {
+	return limitError(field, overBytes(n, LimitMaxIdentifierBytes, MaxIdentifierBytes), LimitMaxIdentifierBytes, MaxIdentifierBytes)
 }
 
 // tooManyParts is the error for a parts array longer than MaxParts.

@@ -233,3 +233,65 @@ func TestDecodeRequestDepthNamesLimit(t *testing.T) {
 		t.Fatalf("depth error %+v", e)
 	}
 }
+
+// TestIdentifierBounds: every identifier a caller chooses is bounded in
+// size (max_identifier_size) and every array of them in count
+// (max_identifiers), in both versions, naming the field; at the bound it
+// passes.
+func TestIdentifierBounds(t *testing.T) {
+	long := `"` + strings.Repeat("x", MaxIdentifierBytes+1) + `"`
+	atBound := `"` + strings.Repeat("x", MaxIdentifierBytes) + `"`
+	escapedLong := `"` + strings.Repeat(`\u0078`, MaxIdentifierBytes+1) + `"`
+	ids := func(n int) string { return "[" + repeatJoin(`"t"`, n) + "]" }
+	text10, text03 := `{"text":"hi"}`, `{"kind":"text","text":"hi"}`
+	size, count := LimitMaxIdentifierBytes, LimitMaxIdentifiers
+	max, maxN := "256", "64"
+	for _, c := range []struct {
+		name, method string
+		v            Version
+		params       string
+		field, limit string // "" : accepted
+	}{
+		{"contextId", "send", V10, paramsV10(text10, `,"contextId":`+long), "message.contextId", size},
+		{"contextId escaped", "send", V10, paramsV10(text10, `,"contextId":`+escapedLong), "message.contextId", size},
+		{"contextId at the bound", "send", V10, paramsV10(text10, `,"contextId":`+atBound), "", ""},
+		{"messageId 0.3", "send", V03, `{"message":{"kind":"message","messageId":` + long + `,"role":"user","parts":[` + text03 + `]}}`, "message.messageId", size},
+		{"taskId", "send", V10, paramsV10(text10, `,"taskId":`+long), "message.taskId", size},
+		{"referenceTaskIds count", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(MaxIdentifiers+1)), "message.referenceTaskIds", count},
+		{"referenceTaskIds at the bound", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(MaxIdentifiers)), "", ""},
+		{"referenceTaskIds size", "send", V03, paramsV03(text03, `,"referenceTaskIds":["a",`+long+`]`), "message.referenceTaskIds[1]", size},
+		{"extensions", "send", V10, paramsV10(text10, `,"extensions":[`+long+`]`), "message.extensions[0]", size},
+		{"acceptedOutputModes", "send", V10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[` + text10 + `]},"configuration":{"acceptedOutputModes":` + ids(MaxIdentifiers+1) + `}}`, "configuration.acceptedOutputModes", count},
+		{"tenant", "send", V10, `{"tenant":` + long + `,"message":{"messageId":"m","role":"ROLE_USER","parts":[` + text10 + `]}}`, "tenant", size},
+		{"get id", "get", V10, `{"id":` + long + `}`, "id", size},
+		{"cancel id", "cancel", V03, `{"id":` + long + `}`, "id", size},
+		{"list contextId", "list", V10, `{"contextId":` + long + `}`, "contextId", size},
+		{"list pageToken", "list", V10, `{"pageToken":` + long + `}`, "pageToken", size},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			codec := CodecFor(c.v)
+			var err error
+			switch c.method {
+			case "send":
+				_, err = codec.DecodeSend(json.RawMessage(c.params))
+			case "get":
+				_, err = codec.DecodeGetTask(json.RawMessage(c.params))
+			case "cancel":
+				_, err = codec.DecodeTaskID(json.RawMessage(c.params))
+			case "list":
+				_, err = codec.DecodeListTasks(json.RawMessage(c.params))
+			}
+			if c.field == "" {
+				if err != nil {
+					t.Fatalf("refused at the bound: %v", err)
+				}
+				return
+			}
+			want := max
+			if c.limit == count {
+				want = maxN
+			}
+			wantLimit(t, err, c.field, c.limit, want)
+		})
+	}
+}

@@ -31,6 +31,11 @@ type packed struct {
 	// events is how many events the log holds, last the position of the
 	// newest (0: none); eventsAt is where in data the first one starts.
 	events, last, eventsAt int
+	// id and contextID are the task's, which every event and message of
+	// it repeats: the packed form writes them once (packer.id) and a read
+	// hands out these strings again, so a long contextID costs its bytes
+	// once per task, not once per event.
+	id, contextID string
 }
 
 // packBufs holds scratch buffers for pack: a packed task is built in one
@@ -51,10 +56,10 @@ func pack(t *protocol.Task, l *eventLog, more []protocol.Event) *packed {
 			packBufs.Put(scratch)
 		}
 	}()
-	w := packer{b: (*scratch)[:0]}
+	w := packer{b: (*scratch)[:0], tid: t.ID, cid: t.ContextID}
 	defer func() { *scratch = w.b }()
 	w.task(t)
-	p := &packed{eventsAt: len(w.b), events: len(l.evs) + len(more), last: l.last + len(more)}
+	p := &packed{eventsAt: len(w.b), events: len(l.evs) + len(more), last: l.last + len(more), id: t.ID, contextID: t.ContextID}
 	prev := 0
 	for i := range l.evs {
 		at := l.at(i)
@@ -73,7 +78,7 @@ func pack(t *protocol.Task, l *eventLog, more []protocol.Event) *packed {
 
 // task decodes the snapshot as v shows it (the zero View: all of it).
 func (p *packed) task(v store.View) (*protocol.Task, error) {
-	r := unpacker{b: p.data[:p.eventsAt]}
+	r := unpacker{b: p.data[:p.eventsAt], tid: p.id, cid: p.contextID}
 	t := r.taskView(v)
 	return t, r.done()
 }
@@ -81,7 +86,7 @@ func (p *packed) task(v store.View) (*protocol.Task, error) {
 // eventsAfter decodes the events whose position is past n, with their
 // positions. The ones before are read past without being built.
 func (p *packed) eventsAfter(n int) ([]protocol.Event, []int, error) {
-	r := unpacker{b: p.data[p.eventsAt:]}
+	r := unpacker{b: p.data[p.eventsAt:], tid: p.id, cid: p.contextID}
 	var evs []protocol.Event
 	var at []int
 	pos := 0
@@ -126,7 +131,25 @@ func (p *packed) unpackAll() (*protocol.Task, eventLog, error) {
 	return t, l, nil
 }
 
-type packer struct{ b []byte }
+type packer struct {
+	b []byte
+	// tid and cid are the packed task's id and context id (see id).
+	tid, cid string
+}
+
+// id writes a task or context id: 0 for the packed task's own id, 1 for
+// its context id, else the string's length+2 and its bytes.
+func (w *packer) id(s string) {
+	switch s {
+	case w.tid:
+		w.uint(0)
+	case w.cid:
+		w.uint(1)
+	default:
+		w.uint(uint64(len(s)) + 2)
+		w.b = append(w.b, s...)
+	}
+}
 
 func (w *packer) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *packer) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -212,8 +235,8 @@ func (w *packer) parts(ps []protocol.Part) {
 
 func (w *packer) message(m *protocol.Message) {
 	w.str(m.ID)
-	w.str(m.ContextID)
-	w.str(m.TaskID)
+	w.id(m.ContextID)
+	w.id(m.TaskID)
 	w.int(int64(m.Role))
 	w.parts(m.Parts)
 	w.bytes(m.Metadata)
@@ -244,8 +267,8 @@ func (w *packer) artifact(a *protocol.Artifact) {
 }
 
 func (w *packer) task(t *protocol.Task) {
-	w.str(t.ID)
-	w.str(t.ContextID)
+	w.id(t.ID)
+	w.id(t.ContextID)
 	w.status(&t.Status)
 	w.count(t.Artifacts == nil, len(t.Artifacts))
 	for i := range t.Artifacts {
@@ -266,16 +289,16 @@ func (w *packer) event(e *protocol.Event) {
 	w.messagePtr(e.Message)
 	w.bool(e.Status != nil)
 	if s := e.Status; s != nil {
-		w.str(s.TaskID)
-		w.str(s.ContextID)
+		w.id(s.TaskID)
+		w.id(s.ContextID)
 		w.status(&s.Status)
 		w.bool(s.Final)
 		w.bytes(s.Metadata)
 	}
 	w.bool(e.Artifact != nil)
 	if a := e.Artifact; a != nil {
-		w.str(a.TaskID)
-		w.str(a.ContextID)
+		w.id(a.TaskID)
+		w.id(a.ContextID)
 		w.artifact(&a.Artifact)
 		w.bool(a.Append)
 		w.bool(a.LastChunk)
@@ -292,6 +315,25 @@ type unpacker struct {
 	// slices, slices and pointers come back zero, and nothing is
 	// allocated, so a reader pays for what it keeps.
 	skip bool
+	// tid and cid are the packed task's id and context id (see id).
+	tid, cid string
+}
+
+// id reads what packer.id wrote; the task's own ids come back as the
+// very strings the packed task holds.
+func (r *unpacker) id() string {
+	switch n := r.uint(); n {
+	case 0:
+		return r.tid
+	case 1:
+		return r.cid
+	default:
+		b := r.take(n - 2)
+		if r.skip {
+			return ""
+		}
+		return string(b)
+	}
 }
 
 func (r *unpacker) done() error {
@@ -450,8 +492,8 @@ func (r *unpacker) parts() []protocol.Part {
 
 func (r *unpacker) message(m *protocol.Message) {
 	m.ID = r.str()
-	m.ContextID = r.str()
-	m.TaskID = r.str()
+	m.ContextID = r.id()
+	m.TaskID = r.id()
 	m.Role = protocol.Role(r.int())
 	m.Parts = r.parts()
 	m.Metadata = r.bytes()
@@ -505,8 +547,8 @@ func (r *unpacker) taskView(v store.View) *protocol.Task {
 }
 
 func (r *unpacker) taskInto(t *protocol.Task, v store.View) {
-	t.ID = r.str()
-	t.ContextID = r.str()
+	t.ID = r.id()
+	t.ContextID = r.id()
 	r.status(&t.Status)
 	if n := r.count(); n >= 0 {
 		skip := r.skip
@@ -561,8 +603,8 @@ func (r *unpacker) event(e *protocol.Event) {
 	e.Message = r.messagePtr()
 	if r.bool() {
 		var s protocol.StatusUpdate
-		s.TaskID = r.str()
-		s.ContextID = r.str()
+		s.TaskID = r.id()
+		s.ContextID = r.id()
 		r.status(&s.Status)
 		s.Final = r.bool()
 		s.Metadata = r.bytes()
@@ -573,8 +615,8 @@ func (r *unpacker) event(e *protocol.Event) {
 	}
 	if r.bool() {
 		var a protocol.ArtifactUpdate
-		a.TaskID = r.str()
-		a.ContextID = r.str()
+		a.TaskID = r.id()
+		a.ContextID = r.id()
 		r.artifact(&a.Artifact)
 		a.Append = r.bool()
 		a.LastChunk = r.bool()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -232,4 +233,29 @@ func FuzzUnpack(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})
+}
+
+// A task's own ids are packed once: a long contextId costs its bytes once
+// per task, however many events and messages repeat it, and reads hand
+// out the one string again.
+func TestPackWritesTaskIDsOnce(t *testing.T) {
+	ctx := strings.Repeat("c", 64<<10)
+	task := &protocol.Task{ID: "t1", ContextID: ctx, Status: protocol.TaskStatus{State: protocol.StateCompleted},
+		History: []protocol.Message{{ID: "m", ContextID: ctx, TaskID: "t1", Role: protocol.RoleUser}}}
+	var evs []protocol.Event
+	for range 40 {
+		evs = append(evs, protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t1", ContextID: ctx,
+			Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "x"}}}}})
+	}
+	p := pack(task, logOf(evs), nil)
+	if len(p.data) > len(ctx)+4096 {
+		t.Fatalf("packed %d bytes for a %d-byte contextId and 40 events", len(p.data), len(ctx))
+	}
+	got, l, err := p.unpackAll()
+	if err != nil || got.ContextID != ctx || l.evs[39].Artifact.ContextID != ctx || got.History[0].ContextID != ctx {
+		t.Fatalf("round trip: %v", err)
+	}
+	if unsafe.StringData(l.evs[0].Artifact.ContextID) != unsafe.StringData(p.contextID) {
+		t.Error("an event's contextId is a copy, not the task's string")
+	}
 }
