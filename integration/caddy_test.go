@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -57,16 +58,40 @@ func loadGlobal(t *testing.T, global, cfg string, data any) *caddytest.Tester {
 	if t.Failed() {
 		t.FailNow()
 	}
-	forgetConnections()
+	settle(t, b.String())
 	return tc
 }
 
-// forgetConnections drops the idle keep-alive connections of the tests'
-// clients after a config load: they were accepted by the servers of the
-// config before, which the load shut down, and a request sent on one
-// races the close and can end in a bare EOF (Caddy's reload, not the
-// module, and no client retries a POST).
-func forgetConnections() {
+// settle waits, after a config load, until the servers of the new config
+// answer, then drops the idle keep-alive connections of the tests'
+// clients. In process, Caddy's load returns while the servers of the old
+// config may still take a connection from the listeners they share with
+// the new ones and close it as they shut down: a request on it ends in a
+// bare EOF (seen with a config of nothing but respond and basic_auth, so
+// Caddy's, not the module's), and no client retries a POST. Three answers
+// in a row on fresh connections mean the old servers are gone.
+func settle(t *testing.T, cfg string) {
+	t.Helper()
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
+	for _, addr := range []string{base, base2} {
+		if !strings.Contains(cfg, strings.TrimPrefix(addr, "http://127.0.0.1")) {
+			continue
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for ok := 0; ok < 3; {
+			resp, err := probe.Get(addr + "/.settle-probe")
+			if err != nil {
+				ok = 0
+				if time.Now().After(deadline) {
+					t.Fatalf("%s does not answer after the config load: %v", addr, err)
+				}
+				waitBriefly()
+				continue
+			}
+			resp.Body.Close()
+			ok++
+		}
+	}
 	client.CloseIdleConnections()
 	http.DefaultClient.CloseIdleConnections()
 }

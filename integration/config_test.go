@@ -76,7 +76,7 @@ func TestJSONConfig(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	forgetConnections()
+	settle(t, cfg)
 	resp, card := fetchCard(t, base+"/.well-known/agent-card.json")
 	if card.Name != "JSON agent" || len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != base+"/rpc" {
 		t.Errorf("card: %+v", card)
