@@ -252,6 +252,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	card.Streaming = *h.Streaming
 	h.cards = handler.NewCardServer(*card, h.versions, time.Duration(h.CardMaxAge))
+	if h.publicURL == "" {
+		h.cards.URLFromRequest()
+	}
 	return nil
 }
 

@@ -374,6 +374,13 @@ func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge 
 	return newCardServer(card, versions, maxAge)
 }
 
+// URLFromRequest tells c that the RPC URL it is given is derived from
+// each request (its Host, a trusted proxy's X-Forwarded-* headers), not
+// configured: the card then varies with a header any client sets, so it is
+// cached privately (Cache-Control: private) and no shared cache hands one
+// client's card to another. Call it before serving.
+func (c *CardServer) URLFromRequest() { c.urlFromRequest() }
+
 // ServeCard writes the card whose interfaces point at rpcURL.
 // Methods other than GET and HEAD get 405 with an Allow header.
 func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {

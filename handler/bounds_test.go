@@ -3,12 +3,14 @@ package handler
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -341,4 +343,28 @@ func TestSequentialSendsKeepWithinRunsBound(t *testing.T) {
 			t.Fatalf("send %d: %s", i, w.Body.String())
 		}
 	}
+}
+
+// A subscriber to an auth-required task whose idle_ttl passes while it
+// waits gets a last frame, -32001 as any later call about the task, and
+// the stream ends; it is not just cut.
+func TestSubscriberOfExpiredTaskTold(t *testing.T) {
+	agent := controlledAgent()
+	h := newHarnessWith(t, agent, memory.Options{IdleTTL: 100 * time.Millisecond, SweepInterval: 10 * time.Millisecond})
+	id, run := startTask(t, h, agent)
+	run.send(t, status(protocol.StateAuthRequired, "sign in"))
+	waitFor(t, "auth-required", func() bool {
+		r, err := h.store.Get(context.Background(), "alice", id)
+		return err == nil && r.Task.Status.State == protocol.StateAuthRequired
+	})
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
+	if _, m := s.event(t); str(t, m, "result", "task", "status", "state") != "TASK_STATE_AUTH_REQUIRED" {
+		t.Fatalf("first frame %v", m)
+	}
+	_, m := s.event(t)
+	wantError(t, m, protocol.CodeTaskNotFound, 3, true, "TASK_NOT_FOUND")
+	if f, err := s.next(); err != io.EOF {
+		t.Fatalf("the stream goes on after the task is gone: %+v %v", f, err)
+	}
+	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)}), protocol.CodeTaskNotFound, 3, true, "TASK_NOT_FOUND")
 }

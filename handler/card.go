@@ -45,6 +45,7 @@ const (
 type cardServerState struct {
 	card         protocol.AgentCard
 	versions     []protocol.Version
+	maxAge       string // seconds
 	cacheControl []string
 
 	mu    sync.RWMutex
@@ -72,9 +73,14 @@ func newCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge 
 	return &CardServer{s: cardServerState{
 		card:         card,
 		versions:     ordered,
+		maxAge:       strconv.FormatInt(int64(maxAge/time.Second), 10),
 		cacheControl: []string{"public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)},
 		cache:        make(map[string]*cardDocs),
 	}}
+}
+
+func (c *CardServer) urlFromRequest() {
+	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
 }
 
 func (c *CardServer) serveCard(w http.ResponseWriter, r *http.Request, rpcURL string) {

@@ -325,6 +325,15 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 		s.rest()
 		var err error
 		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
+			if errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+				// The task is gone while the stream waited: an
+				// interrupted task whose idle_ttl passed, or one evicted.
+				// The client learns it from a last frame, the error any
+				// later call about the task answers, rather than from a
+				// stream that just stops.
+				s.fail(protocol.ErrTaskNotFound(task.ID))
+				return
+			}
 			if ctx.Err() == nil && !errors.Is(err, errUnloaded) {
 				e.log.Debug("a2a: stream ended early", zap.String("task_id", task.ID), zap.Error(err))
 			}

@@ -78,7 +78,7 @@ func settle(t *testing.T, cfg string) {
 			continue
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for ok := 0; ok < 3; {
+		for ok := 0; ok < 5; {
 			resp, err := probe.Get(addr + "/.settle-probe")
 			if err != nil {
 				ok = 0
@@ -90,6 +90,7 @@ func settle(t *testing.T, cfg string) {
 			}
 			resp.Body.Close()
 			ok++
+			waitBriefly()
 		}
 	}
 	client.CloseIdleConnections()

@@ -67,7 +67,9 @@ func TestCard(t *testing.T) {
 	if c := hybrid.Capabilities; c.Streaming == nil || !*c.Streaming || (c.PushNotifications != nil && *c.PushNotifications) {
 		t.Errorf("capabilities: streaming=%v push=%v, want streaming only", c.Streaming, c.PushNotifications)
 	}
-	if got := resp.Header.Get("Cache-Control"); got != "public, max-age=120" {
+	// No url is configured: the card's URLs come from the request's Host,
+	// so no shared cache may keep it for other clients.
+	if got := resp.Header.Get("Cache-Control"); got != "private, max-age=120" {
 		t.Errorf("Cache-Control = %q", got)
 	}
 	if got := resp.Header.Get("Vary"); got != "A2A-Version" {
@@ -193,5 +195,28 @@ func TestCardURLTrustedProxy(t *testing.T) {
 		withHeader("X-Forwarded-Proto", "https"), withHeader("X-Forwarded-Host", "public.example"))
 	if c.URL != "https://public.example/a2a" {
 		t.Errorf("card url = %q, want https://public.example/a2a", c.URL)
+	}
+}
+
+// TestCardCacheFollowsURL: a card whose URLs follow the client's Host
+// (no url set) is private: a shared cache keyed on its own origin must not
+// hand `Host: evil.example`'s card to everyone. With url set the card is
+// the same for every client and public.
+func TestCardCacheFollowsURL(t *testing.T) {
+	a := textAgent(t)
+	for _, c := range []struct {
+		extra, cache, rpc string
+	}{
+		{"", "private, max-age=300", "http://evil.example/a2a"},
+		{"url https://agent.example.com/a2a", "public, max-age=300", "https://agent.example.com/a2a"},
+	} {
+		load(t, minimal(c.extra), map[string]any{"Agent": a.URL()})
+		resp, card := fetchCard(t, base+"/.well-known/agent-card.json", func(r *http.Request) { r.Host = "evil.example" })
+		if got := resp.Header.Get("Cache-Control"); got != c.cache {
+			t.Errorf("%q: Cache-Control %q, want %q", c.extra, got, c.cache)
+		}
+		if card.URL != c.rpc {
+			t.Errorf("%q: card url %q, want %q", c.extra, card.URL, c.rpc)
+		}
 	}
 }

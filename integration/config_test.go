@@ -81,7 +81,7 @@ func TestJSONConfig(t *testing.T) {
 	if card.Name != "JSON agent" || len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != base+"/rpc" {
 		t.Errorf("card: %+v", card)
 	}
-	if got := resp.Header.Get("Cache-Control"); got != "public, max-age=30" {
+	if got := resp.Header.Get("Cache-Control"); got != "private, max-age=30" {
 		t.Errorf("Cache-Control = %q", got)
 	}
 	task := send10(t, base+"/rpc", msg10("json", "", ""))
