@@ -31,7 +31,7 @@ func TestParseEventShapes(t *testing.T) {
 		{`{"error":""}`, Event{Kind: EventStatus, State: protocol.StateFailed}, true},
 	}
 	for _, tc := range ok {
-		ev, final, err := parseEvent([]byte(tc.in))
+		ev, final, err := parseEvent([]byte(tc.in), defaultRules)
 		if err != nil || final != tc.final || !reflect.DeepEqual(ev, tc.want) {
 			t.Errorf("%s: %+v final=%v err=%v; want %+v final=%v", tc.in, ev, final, err, tc.want, tc.final)
 		}
@@ -48,14 +48,14 @@ func TestParseEventShapes(t *testing.T) {
 		`{"artifact":{"parts":[{"text":"a"}],"metadata":{}}}`, `{"artifact":null}`,
 	}
 	for _, in := range bad {
-		if ev, _, err := parseEvent([]byte(in)); err == nil {
+		if ev, _, err := parseEvent([]byte(in), defaultRules); err == nil {
 			t.Errorf("%s accepted as %+v", in, ev)
 		}
 	}
 }
 
 func parseAll(t *testing.T, r io.Reader, sse bool, max int) ([]Event, error) {
-	p := newEventParser(r, sse, max)
+	p := newEventParser(r, sse, max, defaultRules)
 	var evs []Event
 	for range 1000 {
 		ev, err := p.next()
@@ -129,12 +129,12 @@ func FuzzParseEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, sse bool) {
 		// The {"text":…} fast path agrees with the general decoder.
 		if s, ok := plainTextEvent(in); ok {
-			ev, _, err := parseEventSlow(in)
+			ev, _, err := parseEventSlow(in, defaultRules)
 			if err != nil || ev.Kind != EventText || ev.Text != s {
 				t.Fatalf("fast path %q, general %+v %v", s, ev, err)
 			}
 		}
-		p := newEventParser(bytes.NewReader(in), sse, 256)
+		p := newEventParser(bytes.NewReader(in), sse, 256, defaultRules)
 		for n := 0; ; n++ {
 			if n > len(in)+1 {
 				t.Fatalf("more events (%d) than input bytes", n)
