@@ -120,6 +120,11 @@ func FuzzParseEvents(f *testing.F) {
 		"\xEF\xBB\xBF{\"text\":\"bom\"}\n",
 		`{"te`,
 		"\x00\xff\n\n",
+		// Near misses of the output rules.
+		`{"data":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}` + "\n",
+		`{"file":{"uri":"https://x/y","mimeType":"text/html\r\nX: 1"}}` + "\n",
+		`{"file":{"uri":"javascript:alert(1)"}}` + "\n" + `{"file":{"uri":"data:,hi","name":"../a"}}`,
+		`{"artifact":{"parts":[{"file":{"bytes":"aGk=","name":"a\\b","mimeType":"a/b; c=\"\u0001\""}}]}}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), false)
@@ -166,11 +171,34 @@ func FuzzParseEvents(f *testing.F) {
 			default:
 				t.Fatalf("event of kind %d", ev.Kind)
 			}
-			for _, part := range ev.Parts {
-				if part.Kind < protocol.PartText || part.Kind > protocol.PartFile {
-					t.Fatalf("part of kind %d", part.Kind)
-				}
+			parts := ev.Parts
+			if ev.Artifact != nil {
+				parts = ev.Artifact.Parts
+			}
+			for _, part := range parts {
+				checkYielded(t, &part)
 			}
 		}
 	})
+}
+
+// checkYielded fails t unless p is a part the rules let through: of a
+// known kind, within the limits, a client-safe media type, URL and name,
+// and data nested within the depth limit (its event had one level more).
+func checkYielded(t *testing.T, p *protocol.Part) {
+	t.Helper()
+	if p.Kind < protocol.PartText || p.Kind > protocol.PartFile {
+		t.Fatalf("part of kind %d", p.Kind)
+	}
+	if e := (protocol.Limits{}).CheckPart(p, ""); e != nil {
+		t.Fatalf("a part over a limit was let through: %v", e)
+	}
+	if e := protocol.CheckOutputPart(p, ""); e != nil {
+		t.Fatalf("a part breaking a rule was let through: %v", e)
+	}
+	if p.Kind == protocol.PartData {
+		if d, ok := protocol.JSONDepth(p.Data); !ok || d >= protocol.DefaultMaxDepth {
+			t.Fatalf("data %q: depth %d valid %v", p.Data, d, ok)
+		}
+	}
 }

@@ -189,10 +189,7 @@ func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
 		cancel()
 		return nil, fmt.Errorf("%w: the answer has Content-Encoding %q, which the module did not ask for and cannot read", ErrBadOutput, c)
 	}
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil {
-		mt = "application/octet-stream"
-	}
+	mt := plainMediaType(resp.Header)
 	switch mt {
 	case "application/x-ndjson", "application/jsonl", "text/event-stream":
 		return &eventStream{
@@ -208,6 +205,16 @@ func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
 		return nil, err
 	}
 	return &plainStream{events: events}, nil
+}
+
+// plainMediaType is the media type of an answer, without parameters;
+// bytes of no (readable) type are application/octet-stream.
+func plainMediaType(h http.Header) string {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return "application/octet-stream"
+	}
+	return mt
 }
 
 // errBodyTooLarge: a plain answer over MaxBodyBytes.

@@ -290,3 +290,74 @@ func TestEndlessLineIsCutOff(t *testing.T) {
 		t.Fatalf("the agent wrote %d bytes before it was cut off", n)
 	}
 }
+
+// FuzzPlainAnswer feeds arbitrary plain answers (body, Content-Type,
+// A2A-Task-State, Content-Disposition) to the plain-answer decoder: it
+// must not panic, and what it accepts must be the events of a plain
+// answer whose one part passes every output rule.
+func FuzzPlainAnswer(f *testing.F) {
+	for _, s := range []struct{ body, ct, state, cd string }{
+		{"hello", "text/plain; charset=utf-8", "", ""},
+		{`{"a":[1,2]}`, "application/json", "", ""},
+		{`"a string"`, "application/problem+json", "input-required", ""},
+		{nested(32), "application/json", "", ""},
+		{nested(33), "application/json", "", ""},
+		{"%PDF", "application/pdf", "", `attachment; filename="report.pdf"`},
+		{"%PDF", "application/pdf", "", `attachment; filename="../../report.pdf"`},
+		{"%PDF", "application/pdf", "", `attachment; filename*=UTF-8''..%2F..%2Fx`},
+		{"\x89PNG", "image/png; a=\"\x01\"", "failed", ""},
+		{"x", "garbage", "rejected", "inline; filename=\"a\\\\b\""},
+		{"", "text/plain", "Auth-Required", ""},
+		{"x", "text/plain", "working", ""},
+	} {
+		f.Add([]byte(s.body), s.ct, s.state, s.cd)
+	}
+	limits := protocol.Limits{MaxTextBytes: 64, MaxFileBytes: 64}
+	small := newRules(limits, 16)
+	f.Fuzz(func(t *testing.T, body []byte, ct, state, cd string) {
+		h := http.Header{}
+		h.Set("Content-Type", ct)
+		if state != "" {
+			h.Set(HeaderTaskState, state)
+		}
+		if cd != "" {
+			h.Set("Content-Disposition", cd)
+		}
+		mt := plainMediaType(h)
+		resp := &http.Response{Header: h, Body: io.NopCloser(bytes.NewReader(body))}
+		evs, err := readPlain(resp, mt, 1<<10, small)
+		if err != nil {
+			return
+		}
+		last := evs[len(evs)-1]
+		if last.Kind != EventStatus || last.State == protocol.StateUnspecified {
+			t.Fatalf("last event %+v", last)
+		}
+		var parts []protocol.Part
+		switch {
+		case len(evs) == 2 && evs[0].Kind == EventParts && evs[0].Whole && last.State == protocol.StateCompleted:
+			parts = evs[0].Parts
+		case len(evs) == 1:
+			parts = last.Parts
+		default:
+			t.Fatalf("events %+v", evs)
+		}
+		if len(parts) > 1 || (len(parts) == 0) != (len(body) == 0) {
+			t.Fatalf("%d parts of a %d-byte body", len(parts), len(body))
+		}
+		for i := range parts {
+			p := &parts[i]
+			if e := limits.CheckPart(p, ""); e != nil {
+				t.Fatalf("a part over a limit was let through: %v", e)
+			}
+			if e := protocol.CheckOutputPart(p, ""); e != nil {
+				t.Fatalf("a part breaking a rule was let through: %v", e)
+			}
+			if p.Kind == protocol.PartData {
+				if d, ok := protocol.JSONDepth(p.Data); !ok || d > 16 {
+					t.Fatalf("data %q: depth %d valid %v", p.Data, d, ok)
+				}
+			}
+		}
+	})
+}
