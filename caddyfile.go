@@ -16,9 +16,10 @@ import (
 //
 //	a2a [<matcher>] {
 //		upstream <url> {
-//			timeout    <duration>
-//			header_up  <name> <value>
-//			transport  http { <reverse_proxy http transport options> }
+//			timeout             <duration>
+//			header_up           <name> <value>
+//			max_response_header <size>
+//			transport           http { <reverse_proxy http transport options> }
 //		}
 //		spec_version      0.3 1.0
 //		card_path         /.well-known/agent-card.json
@@ -254,6 +255,17 @@ func (h *Handler) unmarshalUpstream(d *caddyfile.Dispenser) error {
 				u.HeaderUp = http.Header{}
 			}
 			u.HeaderUp[name] = []string{args[1]}
+		case "max_response_header":
+			v, err := oneArg(d)
+			if err != nil {
+				return err
+			}
+			// A size past int64 turns negative and is refused too.
+			n, err := humanize.ParseBytes(v)
+			if err != nil || checkMaxResponseHeader(int64(n)) != nil {
+				return d.Errf("max_response_header: invalid size %q: want a size from 1KiB to 1GiB", v)
+			}
+			u.MaxResponseHeaderSize = int64(n)
 		case "transport":
 			if !d.NextArg() {
 				return d.ArgErr()

@@ -214,7 +214,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	agent, err := h.Upstream.provision(ctx, globals)
+	agent, err := h.Upstream.provision(ctx, globals, h.Limits)
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
 	}

@@ -2,7 +2,6 @@ package caddya2a
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -98,23 +97,6 @@ func TestLiveCore(t *testing.T) {
 	e := logs2.All()[0]
 	if e.Message != "two" || e.LoggerName != "http.handlers.a2a" || e.ContextMap()["task_id"] != "t1" {
 		t.Errorf("entry: %+v", e)
-	}
-}
-
-func TestWithoutCompression(t *testing.T) {
-	tests := map[string]string{
-		`{"protocol":"http"}`:                     `{"compression":false,"protocol":"http"}`,
-		`{"protocol":"http","compression":true}`:  `{"protocol":"http","compression":true}`,
-		`{"protocol":"http","compression":false}`: `{"protocol":"http","compression":false}`,
-	}
-	for in, want := range tests {
-		got, err := withoutCompression(json.RawMessage(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != want {
-			t.Errorf("withoutCompression(%s) = %s, want %s", in, got, want)
-		}
 	}
 }
 

@@ -53,6 +53,23 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			io.WriteString(w, `{"text":"first"}`+"\n"+`{"text":"`+strings.Repeat("x", 200)+`"}`+"\n")
 		}, cfg: func(c *upstream.HTTPConfig) { c.MaxEventBytes = 64 }},
+		{name: "nests JSON 5000 levels deep", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, strings.Repeat("[", 5000)+strings.Repeat("]", 5000))
+		}},
+		{name: "sends a javascript: file URL", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			io.WriteString(w, `{"text":"first"}`+"\n"+`{"file":{"uri":"javascript:alert(1)","name":"../../x"}}`+"\n")
+		}},
+		{name: "compresses its answer unasked", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, "\x1f\x8b\x08\x00\x00\x00\x00\x00")
+		}, cfg: func(c *upstream.HTTPConfig) { c.Client = nil }}, // the default client asks for no coding
+		{name: "sends a 9 MiB header", serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Pad", strings.Repeat("a", 9<<20))
+			io.WriteString(w, "ok")
+		}, cfg: func(c *upstream.HTTPConfig) { c.Client = nil }},
 		{name: "never ends a stream", serve: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {\"text\":\"first\"}\n\n")

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -93,7 +94,12 @@ func TestExtensionsThroughCaddy(t *testing.T) {
 // TestLimitThroughCaddy: a limit set in the Caddyfile refuses a request
 // over it with -32602 naming the limit, before the agent is called.
 func TestLimitThroughCaddy(t *testing.T) {
-	a := textAgent(t)
+	// A short answer: the agent's parts are held to max_text_size too,
+	// and an echo of a message at the limit would be over it.
+	a := newAgent(t, func(w http.ResponseWriter, _ *http.Request, _ agentCall) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok")
+	})
 	load(t, minimal(`limits {
 			max_parts 2
 			max_text_size 16

@@ -221,7 +221,7 @@ func (d *dialect) readText(v []byte, parent, name string) (string, *Error) {
 		return "", e
 	}
 	if len(s) > d.lim.MaxTextBytes {
-		return "", limitError(join(parent, name), overBytes(len(s), LimitMaxTextBytes, d.lim.MaxTextBytes), LimitMaxTextBytes, d.lim.MaxTextBytes)
+		return "", d.textTooLarge(join(parent, name), len(s))
 	}
 	return s, nil
 }

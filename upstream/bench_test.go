@@ -84,7 +84,7 @@ func BenchmarkParseNDJSON(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p := newEventParser(strings.NewReader(body), false, DefaultMaxEventBytes)
+		p := newEventParser(strings.NewReader(body), false, DefaultMaxEventBytes, defaultRules)
 		for {
 			if _, err := p.next(); err != nil {
 				break

@@ -30,6 +30,7 @@ type eventParser struct {
 	br       *bufio.Reader
 	sse      bool
 	max      int
+	rules    *rules
 	line     []byte
 	data     []byte // SSE data buffer
 	hasData  bool   // a data field was seen since the last dispatch
@@ -38,8 +39,8 @@ type eventParser struct {
 	finished bool
 }
 
-func newEventParser(r io.Reader, sse bool, max int) *eventParser {
-	return &eventParser{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max}
+func newEventParser(r io.Reader, sse bool, max int, rules *rules) *eventParser {
+	return &eventParser{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max, rules: rules}
 }
 
 // sseSlack lets an SSE line hold a whole event's data after "data: ".
@@ -131,7 +132,7 @@ func (p *eventParser) next() (Event, error) {
 		if len(bytes.TrimSpace(obj)) == 0 {
 			continue
 		}
-		ev, final, err := parseEvent(obj)
+		ev, final, err := parseEvent(obj, p.rules)
 		if err != nil {
 			return Event{}, err
 		}
@@ -181,13 +182,17 @@ var finalStates = map[string]protocol.TaskState{
 	"rejected":       protocol.StateRejected,
 }
 
-// parseEvent decodes one event object; final reports whether it ends the
-// run.
-func parseEvent(b []byte) (ev Event, final bool, err error) {
+// parseEvent decodes one event object and holds it to r; final reports
+// whether it ends the run.
+func parseEvent(b []byte, r *rules) (ev Event, final bool, err error) {
 	if s, ok := plainTextEvent(b); ok {
+		// One level deep: only the size can be over a limit.
+		if err := r.checkText(s, ""); err != nil {
+			return Event{}, false, err
+		}
 		return Event{Kind: EventText, Text: s}, false, nil
 	}
-	return parseEventSlow(b)
+	return parseEventSlow(b, r)
 }
 
 // plainTextEvent is the fast path of token streaming: {"text":"…"} whose
@@ -211,7 +216,12 @@ func plainTextEvent(b []byte) (string, bool) {
 	return string(mid), true
 }
 
-func parseEventSlow(b []byte) (ev Event, final bool, err error) {
+func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
+	// The depth first, before anything recurses into the object; invalid
+	// JSON is left to the decoder below, which says what is wrong.
+	if _, err := r.checkDepth(b, "event"); err != nil {
+		return Event{}, false, err
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)
@@ -233,10 +243,16 @@ func parseEventSlow(b []byte) (ev Event, final bool, err error) {
 		if err != nil {
 			return Event{}, false, errors.New(`upstream: "text" is not a string`)
 		}
+		if err := r.checkText(s, ""); err != nil {
+			return Event{}, false, err
+		}
 		return Event{Kind: EventText, Text: s}, false, nil
 	case m["data"] != nil, m["file"] != nil:
 		p, err := parsePart(m)
 		if err != nil {
+			return Event{}, false, err
+		}
+		if err := r.checkPart(&p, ""); err != nil {
 			return Event{}, false, err
 		}
 		return Event{Kind: EventParts, Parts: []protocol.Part{p}}, false, nil
@@ -246,6 +262,9 @@ func parseEventSlow(b []byte) (ev Event, final bool, err error) {
 		}
 		a, err := parseArtifact(m["artifact"])
 		if err != nil {
+			return Event{}, false, err
+		}
+		if err := r.checkParts(a.Parts, "artifact.parts"); err != nil {
 			return Event{}, false, err
 		}
 		return Event{Kind: EventArtifact, Artifact: a}, false, nil
@@ -262,6 +281,9 @@ func parseEventSlow(b []byte) (ev Event, final bool, err error) {
 			s, err := jsonString(msg)
 			if err != nil {
 				return Event{}, false, errors.New(`upstream: status "message" is not a string`)
+			}
+			if err := r.checkText(s, "message"); err != nil {
+				return Event{}, false, err
 			}
 			ev.Parts = []protocol.Part{{Kind: protocol.PartText, Text: s}}
 		}

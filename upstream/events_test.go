@@ -31,7 +31,7 @@ func TestParseEventShapes(t *testing.T) {
 		{`{"error":""}`, Event{Kind: EventStatus, State: protocol.StateFailed}, true},
 	}
 	for _, tc := range ok {
-		ev, final, err := parseEvent([]byte(tc.in))
+		ev, final, err := parseEvent([]byte(tc.in), defaultRules)
 		if err != nil || final != tc.final || !reflect.DeepEqual(ev, tc.want) {
 			t.Errorf("%s: %+v final=%v err=%v; want %+v final=%v", tc.in, ev, final, err, tc.want, tc.final)
 		}
@@ -48,14 +48,14 @@ func TestParseEventShapes(t *testing.T) {
 		`{"artifact":{"parts":[{"text":"a"}],"metadata":{}}}`, `{"artifact":null}`,
 	}
 	for _, in := range bad {
-		if ev, _, err := parseEvent([]byte(in)); err == nil {
+		if ev, _, err := parseEvent([]byte(in), defaultRules); err == nil {
 			t.Errorf("%s accepted as %+v", in, ev)
 		}
 	}
 }
 
 func parseAll(t *testing.T, r io.Reader, sse bool, max int) ([]Event, error) {
-	p := newEventParser(r, sse, max)
+	p := newEventParser(r, sse, max, defaultRules)
 	var evs []Event
 	for range 1000 {
 		ev, err := p.next()
@@ -120,6 +120,11 @@ func FuzzParseEvents(f *testing.F) {
 		"\xEF\xBB\xBF{\"text\":\"bom\"}\n",
 		`{"te`,
 		"\x00\xff\n\n",
+		// Near misses of the output rules.
+		`{"data":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}` + "\n",
+		`{"file":{"uri":"https://x/y","mimeType":"text/html\r\nX: 1"}}` + "\n",
+		`{"file":{"uri":"javascript:alert(1)"}}` + "\n" + `{"file":{"uri":"data:,hi","name":"../a"}}`,
+		`{"artifact":{"parts":[{"file":{"bytes":"aGk=","name":"a\\b","mimeType":"a/b; c=\"\u0001\""}}]}}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), false)
@@ -129,12 +134,12 @@ func FuzzParseEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, sse bool) {
 		// The {"text":…} fast path agrees with the general decoder.
 		if s, ok := plainTextEvent(in); ok {
-			ev, _, err := parseEventSlow(in)
+			ev, _, err := parseEventSlow(in, defaultRules)
 			if err != nil || ev.Kind != EventText || ev.Text != s {
 				t.Fatalf("fast path %q, general %+v %v", s, ev, err)
 			}
 		}
-		p := newEventParser(bytes.NewReader(in), sse, 256)
+		p := newEventParser(bytes.NewReader(in), sse, 256, defaultRules)
 		for n := 0; ; n++ {
 			if n > len(in)+1 {
 				t.Fatalf("more events (%d) than input bytes", n)
@@ -166,11 +171,34 @@ func FuzzParseEvents(f *testing.F) {
 			default:
 				t.Fatalf("event of kind %d", ev.Kind)
 			}
-			for _, part := range ev.Parts {
-				if part.Kind < protocol.PartText || part.Kind > protocol.PartFile {
-					t.Fatalf("part of kind %d", part.Kind)
-				}
+			parts := ev.Parts
+			if ev.Artifact != nil {
+				parts = ev.Artifact.Parts
+			}
+			for _, part := range parts {
+				checkYielded(t, &part)
 			}
 		}
 	})
+}
+
+// checkYielded fails t unless p is a part the rules let through: of a
+// known kind, within the limits, a client-safe media type, URL and name,
+// and data nested within the depth limit (its event had one level more).
+func checkYielded(t *testing.T, p *protocol.Part) {
+	t.Helper()
+	if p.Kind < protocol.PartText || p.Kind > protocol.PartFile {
+		t.Fatalf("part of kind %d", p.Kind)
+	}
+	if e := (protocol.Limits{}).CheckPart(p, ""); e != nil {
+		t.Fatalf("a part over a limit was let through: %v", e)
+	}
+	if e := protocol.CheckOutputPart(p, ""); e != nil {
+		t.Fatalf("a part breaking a rule was let through: %v", e)
+	}
+	if p.Kind == protocol.PartData {
+		if d, ok := protocol.JSONDepth(p.Data); !ok || d >= protocol.DefaultMaxDepth {
+			t.Fatalf("data %q: depth %d valid %v", p.Data, d, ok)
+		}
+	}
 }

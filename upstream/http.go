@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
 // Defaults of HTTPConfig.
@@ -20,6 +22,12 @@ const (
 	DefaultMaxEventBytes = 1 << 20
 	DefaultMaxBodyBytes  = 16 << 20
 )
+
+// DefaultMaxResponseHeaderBytes bounds the response headers of an answer
+// (with any 1xx answers before it) on the client NewHTTPAgent builds when
+// none is given. net/http would read up to 10 MiB of them for every run,
+// and an agent's answer needs a few hundred bytes.
+const DefaultMaxResponseHeaderBytes = 64 << 10
 
 // HTTPConfig configures an HTTPAgent.
 type HTTPConfig struct {
@@ -40,6 +48,16 @@ type HTTPConfig struct {
 	MaxEventBytes int
 	// MaxBodyBytes bounds a plain (non-stream) answer (default 16 MiB).
 	MaxBodyBytes int64
+	// Limits are the limits of a caller's message parts (max_parts,
+	// max_text_size, max_file_size, max_metadata_size). The agent's parts
+	// are held to them too: each chunk, part and status message as the
+	// agent sends it, the parts of each artifact, a plain answer's body.
+	// Zero fields take protocol's defaults.
+	Limits protocol.Limits
+	// MaxJSONDepth bounds how deeply one event object, or a plain JSON
+	// answer, nests arrays and objects: the max_json_depth a caller's body
+	// gets (default protocol.DefaultMaxDepth).
+	MaxJSONDepth int
 	// RequestContext, if set, derives the context of every request to the
 	// agent from the run's context. A run's context is not a server
 	// request's (a run outlives the request that started it), and a
@@ -53,6 +71,7 @@ type HTTPAgent struct {
 	cfg    HTTPConfig
 	client *http.Client
 	host   string
+	rules  *rules
 }
 
 var _ Agent = (*HTTPAgent)(nil)
@@ -75,7 +94,13 @@ func NewHTTPAgent(cfg HTTPConfig) (*HTTPAgent, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	a := &HTTPAgent{cfg: cfg, client: cfg.Client}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	if cfg.MaxJSONDepth < 0 {
+		return nil, errors.New("upstream: MaxJSONDepth must not be negative")
+	}
+	a := &HTTPAgent{cfg: cfg, client: cfg.Client, rules: newRules(cfg.Limits, cfg.MaxJSONDepth)}
 	if a.client == nil {
 		a.client = defaultClient()
 	}
@@ -93,13 +118,14 @@ func defaultClient() *http.Client {
 				Timeout:   10 * time.Second,
 				KeepAlive: 30 * time.Second,
 			}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			MaxIdleConnsPerHost:   32,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			DisableCompression:    true,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           100,
+			MaxIdleConnsPerHost:    32,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			DisableCompression:     true,
+			MaxResponseHeaderBytes: DefaultMaxResponseHeaderBytes,
 		},
 		// A redirect of a POST is a misconfigured upstream, not something
 		// to follow (a 301/302 would even turn it into a GET).
@@ -158,25 +184,37 @@ func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
 		cancel()
 		return nil, &StatusError{StatusCode: resp.StatusCode, Body: string(snippet)}
 	}
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil {
-		mt = "application/octet-stream"
+	if c := unaskedEncoding(resp.Header); c != "" {
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("%w: the answer has Content-Encoding %q, which the module did not ask for and cannot read", ErrBadOutput, c)
 	}
+	mt := plainMediaType(resp.Header)
 	switch mt {
 	case "application/x-ndjson", "application/jsonl", "text/event-stream":
 		return &eventStream{
-			p:      newEventParser(resp.Body, mt == "text/event-stream", a.cfg.MaxEventBytes),
+			p:      newEventParser(resp.Body, mt == "text/event-stream", a.cfg.MaxEventBytes, a.rules),
 			body:   resp.Body,
 			cancel: cancel,
 		}, nil
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes)
+	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes, a.rules)
 	if err != nil {
 		return nil, err
 	}
 	return &plainStream{events: events}, nil
+}
+
+// plainMediaType is the media type of an answer, without parameters;
+// bytes of no (readable) type are application/octet-stream.
+func plainMediaType(h http.Header) string {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return "application/octet-stream"
+	}
+	return mt
 }
 
 // errBodyTooLarge: a plain answer over MaxBodyBytes.

@@ -27,8 +27,9 @@ var plainStates = map[string]protocol.TaskState{
 // readPlain turns a plain answer into its events: completed →
 // [EventParts{parts, Whole}, EventStatus{completed}]; any other state →
 // [EventStatus{state, Parts: parts}], the body being the status message.
-// An empty body has no parts.
-func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) {
+// An empty body has no parts. The body is one part, held to r like a
+// part of a stream.
+func readPlain(resp *http.Response, mt string, maxBytes int64, r *rules) ([]Event, error) {
 	state := protocol.StateCompleted
 	if v := resp.Header.Get(HeaderTaskState); v != "" {
 		s, ok := plainStates[strings.ToLower(strings.TrimSpace(v))]
@@ -46,8 +47,11 @@ func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) 
 	}
 	var parts []protocol.Part
 	if len(body) > 0 {
-		p, err := plainPart(body, mt, resp.Header)
+		p, err := plainPart(body, mt, resp.Header, r)
 		if err != nil {
+			return nil, err
+		}
+		if err := r.checkPart(&p, "answer"); err != nil {
 			return nil, err
 		}
 		parts = []protocol.Part{p}
@@ -63,14 +67,19 @@ func readPlain(resp *http.Response, mt string, maxBytes int64) ([]Event, error) 
 }
 
 // plainPart maps a body by media type: text/* is text, JSON a string's text
-// or else data, anything else a file with the bytes inline.
-func plainPart(body []byte, mt string, h http.Header) (protocol.Part, error) {
+// or else data, anything else a file with the bytes inline. A JSON body is
+// held to r's nesting limit as a whole, as an event object is.
+func plainPart(body []byte, mt string, h http.Header, r *rules) (protocol.Part, error) {
 	switch {
 	case strings.HasPrefix(mt, "text/"):
 		return protocol.Part{Kind: protocol.PartText, Text: string(body)}, nil
 	case isJSONType(mt):
 		t := bytes.TrimSpace(body)
-		if !json.Valid(t) {
+		valid, err := r.checkDepth(t, "answer")
+		if err != nil {
+			return protocol.Part{}, err
+		}
+		if !valid {
 			return protocol.Part{}, fmt.Errorf("upstream: %s answer is not valid JSON", mt)
 		}
 		if t[0] == '"' {
