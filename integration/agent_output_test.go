@@ -271,7 +271,7 @@ func TestCompressionAskedForThroughCaddy(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	forgetConnections()
+	settle(t, cfg)
 
 	if task := send10(t, base+"/a2a", msg10("gzip", "", "")); task.Status.State != "TASK_STATE_COMPLETED" || task.text() != "decoded answer" {
 		t.Fatalf("gzip asked for: state %s text %q", task.Status.State, task.text())

@@ -27,8 +27,8 @@ var plainStates = map[string]protocol.TaskState{
 // readPlain turns a plain answer into its events: completed →
 // [EventParts{parts, Whole}, EventStatus{completed}]; any other state →
 // [EventStatus{state, Parts: parts}], the body being the status message.
-// An empty body has no parts. The body is one part, held to r like a
-// part of a stream.
+// An empty body has no parts. The body is one part, held to r's rules
+// for what a part may be (its size is the answer's: maxBytes).
 func readPlain(resp *http.Response, mt string, maxBytes int64, r *rules) ([]Event, error) {
 	state := protocol.StateCompleted
 	if v := resp.Header.Get(HeaderTaskState); v != "" {
@@ -51,8 +51,13 @@ func readPlain(resp *http.Response, mt string, maxBytes int64, r *rules) ([]Even
 		if err != nil {
 			return nil, err
 		}
-		if err := r.checkPart(&p, "answer"); err != nil {
-			return nil, err
+		// The body is the whole answer, bounded by maxBytes and then by
+		// the task's output limit, as a streamed answer merged from
+		// chunks is: the callers' per-part sizes bound what arrives in
+		// one piece of a stream, not a whole answer. What a client may
+		// take from a part (media type, URI, name) holds all the same.
+		if e := protocol.CheckOutputPart(&p, "answer"); e != nil {
+			return nil, badOutput(e)
 		}
 		parts = []protocol.Part{p}
 	}

@@ -97,11 +97,14 @@ func TestAgentOutputRules(t *testing.T) {
 		{"text chunk over the limit", ndjson(`{"text":"0123456789a"}`), small, "text: is 11 bytes, over the max_text_size limit of 10 bytes"},
 		{"escaped text chunk over the limit", ndjson(`{"text":"012345678\n\n"}`), small, "text: is 11 bytes, over the max_text_size limit"},
 		{"status message over the limit", ndjson(`{"status":"completed","message":"0123456789a"}`), small, "message.text: is 11 bytes"},
-		{"plain text over the limit", reply("text/plain", "", "0123456789a"), small, "answer.text: is 11 bytes"},
-		{"plain json string over the limit", reply("application/json", "", `"0123456789a"`), small, "answer.text: is 11 bytes"},
+		// A plain answer is a whole answer, as a stream's merged text is:
+		// bounded by the plain-answer size and the task's output limit,
+		// not the per-part sizes of what arrives in one piece.
+		{"plain text over a part's size", reply("text/plain", "", "0123456789a"), small, ""},
+		{"plain json string over a part's size", reply("application/json", "", `"0123456789a"`), small, ""},
 		{"file at the limit", ndjson(file(`"bytes":"aGk="`)), small, ""},
 		{"file over the limit", ndjson(file(`"bytes":"aGkh"`)), small, "file: is 3 bytes, over the max_file_size limit of 2 bytes"},
-		{"plain file over the limit", reply("image/png", "", "PNG"), small, "answer.file: is 3 bytes"},
+		{"plain file over a part's size", reply("image/png", "", "PNG"), small, ""},
 		{"artifact parts at the limit", ndjson(`{"artifact":{"parts":[{"text":"a"},{"text":"b"}]}}`), small, ""},
 		{"artifact parts over the limit", ndjson(`{"artifact":{"parts":[{"text":"a"},{"text":"b"},{"text":"c"}]}}`), small, "artifact.parts: has more than 2 parts (the max_parts limit)"},
 
