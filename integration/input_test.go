@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,57 @@ func TestCallerInputNormalised(t *testing.T) {
 	call(t, url, "1.0", "ListTasks", map[string]any{}, owner).ok(t, &list)
 	if len(list.Tasks) != 1 {
 		t.Fatalf("the owner holds %d tasks, want the one good send's", len(list.Tasks))
+	}
+}
+
+// TestCallerInputRoundTrips: what still must hold. Big numbers, -0,
+// escapes, NUL and a lone surrogate reach the agent as the caller reads
+// them back (data as sent, byte for byte; text decoded once, a lone
+// surrogate as U+FFFD on both sides); no header the caller sends reaches
+// the agent, and extensions travel in the body only.
+func TestCallerInputRoundTrips(t *testing.T) {
+	a := textAgent(t)
+	load(t, minimal(`extension urn:ext:x`), map[string]any{"Agent": a.URL()})
+	data := `{"big":12345678901234567890,"neg":-0,"esc":"\u00e9\"\\","nul":"a\u0000b","lone":"\ud800"}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[` +
+		`{"text":"t\u0000\ud800"},{"data":` + data + `}]}}}`
+	ans := post(t, base+"/a2a", "1.0", body,
+		withHeader("Cookie", "session=secret"), withHeader("Authorization", "Bearer caller-token"),
+		withHeader("X-Custom", "caller"), withHeader("A2A-Extensions", "urn:ext:x"))
+	var res struct {
+		Task struct {
+			History []struct {
+				Parts []struct {
+					Text *string        `json:"text"`
+					Data json.RawMessage `json:"data"`
+				} `json:"parts"`
+			} `json:"history"`
+		} `json:"task"`
+	}
+	ans.ok(t, &res)
+	c := a.next(t)
+	var sent struct {
+		Parts []struct {
+			Text *string        `json:"text"`
+			Data json.RawMessage `json:"data"`
+		} `json:"parts"`
+	}
+	if err := json.Unmarshal(c.Message, &sent); err != nil || len(sent.Parts) != 2 || len(res.Task.History) != 1 {
+		t.Fatalf("agent got %s (%v)", c.Message, err)
+	}
+	back := res.Task.History[0].Parts
+	if string(sent.Parts[1].Data) != data || string(back[1].Data) != data {
+		t.Errorf("data:\n sent   %s\n agent  %s\n caller %s", data, sent.Parts[1].Data, back[1].Data)
+	}
+	if want := "t\x00\uFFFD"; *sent.Parts[0].Text != want || *back[0].Text != want {
+		t.Errorf("text: agent %q, caller %q, want %q", *sent.Parts[0].Text, *back[0].Text, want)
+	}
+	for _, h := range []string{"Cookie", "Authorization", "X-Custom", "A2a-Extensions", "X-A2a-Extensions"} {
+		if v := c.Header.Get(h); v != "" {
+			t.Errorf("the caller's %s reached the agent: %q", h, v)
+		}
+	}
+	if len(c.Extensions) != 1 || c.Extensions[0] != "urn:ext:x" {
+		t.Errorf("extensions in the body: %v", c.Extensions)
 	}
 }
