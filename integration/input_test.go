@@ -74,7 +74,7 @@ func TestCallerInputRoundTrips(t *testing.T) {
 		Task struct {
 			History []struct {
 				Parts []struct {
-					Text *string        `json:"text"`
+					Text *string         `json:"text"`
 					Data json.RawMessage `json:"data"`
 				} `json:"parts"`
 			} `json:"history"`
@@ -84,7 +84,7 @@ func TestCallerInputRoundTrips(t *testing.T) {
 	c := a.next(t)
 	var sent struct {
 		Parts []struct {
-			Text *string        `json:"text"`
+			Text *string         `json:"text"`
 			Data json.RawMessage `json:"data"`
 		} `json:"parts"`
 	}
