@@ -144,14 +144,25 @@ func overBytes(n int, limit string, max int) string {
 // readID reads an identifier within MaxIdentifierBytes. A literal longer
 // than any escaping of the bound is refused before it is unquoted.
 func readID(v []byte, parent, name string) (string, *Error) {
-	if len(v) > 6*MaxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
-		return "", idTooLong(join(parent, name), len(v))
-	}
-	s, e := readString(v, parent, name)
-	if e == nil && len(s) > MaxIdentifierBytes {
-		return "", idTooLong(join(parent, name), len(s))
+	s, n, e := readIDValue(v, parent, name)
+	if n > 0 {
+		return "", idTooLong(join(parent, name), n)
 	}
 	return s, e
+}
+
+// readIDValue is readID reporting an identifier over the bound by its
+// size n (and no error), so that a caller names the field only then: the
+// path of an array element is built on failure alone.
+func readIDValue(v []byte, parent, name string) (s string, n int, e *Error) {
+	if len(v) > 6*MaxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
+		return "", len(v), nil
+	}
+	s, e = readString(v, parent, name)
+	if e == nil && len(s) > MaxIdentifierBytes {
+		return "", len(s), nil
+	}
+	return s, 0, e
 }
 
 // readIDs reads an array of identifiers: at most MaxIdentifiers, each
@@ -174,7 +185,10 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 		if kindOf(el) != kindString {
 			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
 		}
-		s, e := readID(el, "", indexPath(join(parent, name), i))
+		s, n, e := readIDValue(el, parent, name)
+		if n > 0 {
+			return nil, idTooLong(indexPath(join(parent, name), i), n)
+		}
 		if e != nil {
 			return nil, e
 		}
