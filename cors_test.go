@@ -297,7 +297,7 @@ func TestRPCCrossOrigin(t *testing.T) {
 			"X-Forwarded-Host": "public.example"}, refused: true},
 		{name: "old browser behind a proxy, origin listed", cors: &CORS{Origins: []string{"https://public.example"}},
 			headers: hdr{"Origin": "https://public.example", "X-Forwarded-Host": "public.example"},
-			want: hdr{"Access-Control-Allow-Origin": "https://public.example", "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
+			want:    hdr{"Access-Control-Allow-Origin": "https://public.example", "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
 		{name: "PUT cross-site", method: http.MethodPut, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other}, refused: true},
 		// Safe methods pass (and get 405 from the envelope).
 		{name: "GET cross-site", method: http.MethodGet, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other}},
