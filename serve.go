@@ -54,7 +54,7 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Str
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
 	owner := h.owner(r)
-	if owner == "" {
+	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
 	}
 	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: owner}), nil

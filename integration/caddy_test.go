@@ -58,7 +58,34 @@ func loadGlobal(t *testing.T, global, cfg string, data any) *caddytest.Tester {
 		t.FailNow()
 	}
 	forgetConnections()
+	absorbStrayAccepts()
 	return tc
+}
+
+// absorbStrayAccepts sends a few throwaway requests to each HTTP port of
+// the tests after a config load. A load shares the old config's listening
+// socket; the old server's Close sets a deadline on it to wake its blocked
+// Accept, and the new server, woken by the same deadline, clears it. When
+// the clear comes first, the old server stays blocked in Accept and takes
+// the next connection, then serves it while it shuts down and is cleaned
+// up (a bare EOF or a reset on a test's first request, seen on a loaded
+// machine). Each old server takes at most one such connection: these
+// probes, on a path no mount serves, take it instead, whatever answers.
+func absorbStrayAccepts() {
+	for _, b := range []string{base, base2} {
+		for range 8 {
+			req, _ := http.NewRequest("GET", b+"/.after-load-probe", nil)
+			req.Close = true
+			resp, err := client.Do(req)
+			if err != nil {
+				if strings.Contains(err.Error(), "connection refused") {
+					break // nothing listens there in this config
+				}
+				continue
+			}
+			resp.Body.Close()
+		}
+	}
 }
 
 // forgetConnections drops the idle keep-alive connections of the tests'
