@@ -73,6 +73,11 @@ import (
 //		streaming         on|off
 //		heartbeat         <duration>
 //		card_max_age      <duration>
+//		cors {
+//			origins     <origin...>|*
+//			credentials on|off
+//			max_age     <duration>
+//		}
 //	}
 //
 // Every subdirective but skill and extension (one per id or uri) may
@@ -162,6 +167,8 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		return h.unmarshalLimits(d)
 	case "extension":
 		return h.unmarshalExtension(d)
+	case "cors":
+		return h.unmarshalCORS(d)
 	case "max_request_body":
 		var s string
 		if s, err = oneArg(d); err != nil {

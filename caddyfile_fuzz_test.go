@@ -59,6 +59,9 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 		if err := checkExtensions(back.Extensions); err != nil {
 			t.Fatalf("extensions passed applyDefaults but not checkExtensions: %v", err)
 		}
+		if _, err := newBrowserPolicy(back.CORS); err != nil {
+			t.Fatalf("cors passed applyDefaults but its origins are not trusted origins: %v", err)
+		}
 		_, _ = back.buildCard()
 	})
 }

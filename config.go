@@ -83,6 +83,9 @@ func (h *Handler) applyDefaults() error {
 	if err := checkExtensions(h.Extensions); err != nil {
 		return err
 	}
+	if err := h.CORS.check(); err != nil {
+		return err
+	}
 	switch h.Reply {
 	case "":
 		h.Reply = ReplyTask

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -148,6 +149,13 @@ type Handler struct {
 	// CardMaxAge is the card's Cache-Control max-age. Default: 5m.
 	CardMaxAge caddy.Duration `json:"card_max_age,omitempty"`
 
+	// CORS lets web pages of the origins it lists call the JSON-RPC
+	// endpoint from a browser. Without it a browser's cross-origin call
+	// is refused with 403 (cross-site request forgery protection);
+	// callers that are not browsers are never affected. The public card
+	// answers every origin either way.
+	CORS *CORS `json:"cors,omitempty"`
+
 	versions  []protocol.Version
 	publicURL string
 	endpoint  *handler.Endpoint
@@ -155,6 +163,10 @@ type Handler struct {
 	poolKey   string
 	claim     *mountClaim
 	logger    *zap.Logger
+	browser   *browserPolicy
+	// anonymous warns, once per config load (each Provision makes a new
+	// one), that RPC is served to callers without an identity.
+	anonymous *sync.Once
 }
 
 // Provider is the organisation behind the agent.
@@ -214,6 +226,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if h.browser, err = newBrowserPolicy(h.CORS); err != nil {
+		return err
+	}
+	h.anonymous = new(sync.Once)
 	agent, err := h.Upstream.provision(ctx, globals, h.Limits)
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
@@ -290,8 +306,14 @@ func (h *Handler) Cleanup() error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	switch r.URL.Path {
 	case h.CardPath:
+		if gateCard(w, r) {
+			return nil
+		}
 		return h.serveCard(w, r)
 	case h.RPCPath:
+		if h.browser.gateRPC(w, r, h.logger) {
+			return nil
+		}
 		st, err := h.startRPC(w, r)
 		if st != nil {
 			st.Serve()

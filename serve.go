@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 )
@@ -17,7 +18,7 @@ import (
 // serveCard answers GET and HEAD on the card path.
 func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
+		w.Header()["Allow"] = cardAllow
 		return caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the agent card", r.Method))
 	}
 	u, err := h.rpcURL(r)
@@ -34,12 +35,16 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 // frame (handler.Endpoint.StartRPC says why).
 func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Stream, error) {
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
+		w.Header()["Allow"] = rpcAllow
 		return nil, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
 	}
-	if !jsonContentType(r.Header.Get("Content-Type")) {
+	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
+		if ct == "" {
+			return nil, caddyhttp.Error(http.StatusUnsupportedMediaType,
+				errors.New("a2a: no Content-Type; want application/json or application/a2a+json"))
+		}
 		return nil, caddyhttp.Error(http.StatusUnsupportedMediaType,
-			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", r.Header.Get("Content-Type")))
+			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", ct))
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
@@ -48,7 +53,24 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Str
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
-	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: h.owner(r)}), nil
+	owner := h.owner(r)
+	if owner == "" && h.anonymous != nil {
+		h.anonymous.Do(h.warnAnonymous)
+	}
+	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: owner}), nil
+}
+
+// warnAnonymous tells the operator, once per config load, that this
+// mount answers callers without an identity: every one of them is the
+// same anonymous owner. Often that is an oversight (an auth directive
+// whose matcher misses rpc_path); nothing changes for the caller.
+func (h *Handler) warnAnonymous() {
+	if h.logger == nil {
+		return
+	}
+	h.logger.Warn("a2a: JSON-RPC is served to anonymous callers (the owner placeholder is empty on a request); "+
+		"to gate it, put basic_auth or forward_auth in front of rpc_path: see the README, \"Public card, gated RPC\"",
+		zap.String("rpc_path", h.RPCPath), zap.String("owner", h.Owner))
 }
 
 // exactBodyMax is the largest declared body length allocated at once.
@@ -123,12 +145,11 @@ func (h *Handler) owner(r *http.Request) string {
 
 // jsonContentType accepts the two media types A2A clients send
 // (application/json, and application/a2a+json which A2A 1.0.1 prefers),
-// with any parameters. A request without a Content-Type is accepted too:
-// the body is JSON-RPC either way and the decoder judges it.
+// with any parameters. A missing one is refused like a wrong one: it is
+// what a browser sends for a no-cors request, which needs no preflight,
+// so accepting it would let any page post JSON-RPC with the visitor's
+// credentials.
 func jsonContentType(ct string) bool {
-	if ct == "" {
-		return true
-	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false

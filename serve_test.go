@@ -16,7 +16,7 @@ import (
 
 func TestJSONContentType(t *testing.T) {
 	tests := map[string]bool{
-		"":                                   true,
+		"":                                   false,
 		"application/json":                   true,
 		"application/json; charset=utf-8":    true,
 		"Application/JSON":                   true,
@@ -38,6 +38,7 @@ func TestJSONContentType(t *testing.T) {
 // sees a request: they answer with caddyhttp errors Caddy renders.
 func TestServeHTTPEnvelope(t *testing.T) {
 	h := &Handler{CardPath: DefaultCardPath, RPCPath: DefaultRPCPath, MaxRequestBody: 16}
+	h.browser, _ = newBrowserPolicy(nil)
 	tests := []struct {
 		name    string
 		method  string
@@ -49,10 +50,11 @@ func TestServeHTTPEnvelope(t *testing.T) {
 		allow   string
 		passed  bool
 	}{
-		{name: "GET on rpc", method: "GET", path: "/a2a", status: 405, allow: "POST"},
-		{name: "PUT on rpc", method: "PUT", path: "/a2a", ct: "application/json", body: "{}", status: 405, allow: "POST"},
-		{name: "POST on card", method: "POST", path: DefaultCardPath, status: 405, allow: "GET, HEAD"},
+		{name: "GET on rpc", method: "GET", path: "/a2a", status: 405, allow: "POST, OPTIONS"},
+		{name: "PUT on rpc", method: "PUT", path: "/a2a", ct: "application/json", body: "{}", status: 405, allow: "POST, OPTIONS"},
+		{name: "POST on card", method: "POST", path: DefaultCardPath, status: 405, allow: "GET, HEAD, OPTIONS"},
 		{name: "wrong media type", method: "POST", path: "/a2a", ct: "text/plain", body: "{}", status: 415},
+		{name: "no media type", method: "POST", path: "/a2a", body: "{}", status: 415},
 		{name: "declared too large", method: "POST", path: "/a2a", ct: "application/json", body: strings.Repeat("x", 17), status: 413},
 		{name: "chunked too large", method: "POST", path: "/a2a", ct: "application/json", body: strings.Repeat("x", 17), chunked: true, status: 413},
 		{name: "other path passes", method: "GET", path: "/elsewhere", passed: true},

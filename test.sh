@@ -2,9 +2,35 @@
 # The project's whole test suite: what the README calls "the tests" and what
 # CI runs. Unit tests, golden files, the caddytest integration suite, the
 # interop suite against the real a2a-go and @a2a-js/sdk clients, the
-# benchmark harness's own tests, and a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here).
+# browser suite in headless Chromium, the benchmark harness's own tests, and
+# a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here),
+# and Chromium: installed here when missing (as root, with apt-get), else the
+# run stops at once naming the Debian package.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# Programs the tests need that a fresh machine may lack, as "command:Debian
+# package". Missing ones are installed in one go (one apt-get update) when we
+# can; otherwise we stop now, naming the packages, rather than fail later or
+# skip anything. CHROMIUM=<path> points the browser tests at another build.
+need=()
+for pair in chromium:chromium; do
+  cmd=${pair%%:*} pkg=${pair#*:}
+  if [ "$cmd" = chromium ] && { [ -n "${CHROMIUM:-}" ] || command -v chromium-browser >/dev/null; }; then
+    continue
+  fi
+  command -v "$cmd" >/dev/null || need+=("$pkg")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing ${need[*]} (apt-get)"
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+  else
+    echo "test.sh: the tests need the Debian package(s) ${need[*]}: install them (apt-get install ${need[*]}) and run again" >&2
+    exit 1
+  fi
+fi
 
 echo "== go vet"
 go vet ./...
@@ -15,6 +41,11 @@ go test -race -count=1 ./...
 if [ -d interop ]; then
   echo "== interop (a2a-go v2 / v0.3, @a2a-js/sdk)"
   bash interop/run.sh
+fi
+
+if [ -d browser ]; then
+  echo "== browser (headless Chromium: cross-site forgery, CORS, the card)"
+  (cd browser && go vet ./... && go test -race -count=1 ./...)
 fi
 
 if [ -d bench ]; then

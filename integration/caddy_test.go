@@ -64,12 +64,15 @@ func loadGlobal(t *testing.T, global, cfg string, data any) *caddytest.Tester {
 
 // settle waits, after a config load, until the servers of the new config
 // answer, then drops the idle keep-alive connections of the tests'
-// clients. In process, Caddy's load returns while the servers of the old
-// config may still take a connection from the listeners they share with
-// the new ones and close it as they shut down: a request on it ends in a
-// bare EOF (seen with a config of nothing but respond and basic_auth, so
-// Caddy's, not the module's), and no client retries a POST. Three answers
-// in a row on fresh connections mean the old servers are gone.
+// clients. A load shares the old config's listening socket: the old
+// server's Close sets a deadline on it to wake its blocked Accept, and the
+// new server, woken by the same deadline, may clear it first, leaving the
+// old server blocked in Accept to take the next connection and close it
+// as it shuts down: a bare EOF or a reset on a test's first request (seen
+// with a config of nothing but respond and basic_auth, so Caddy's, not the
+// module's), and no client retries a POST. The probes, on a path no mount
+// serves, take that connection instead; five answers in a row on fresh
+// connections, 10ms apart, mean no old server is left accepting.
 func settle(t *testing.T, cfg string) {
 	t.Helper()
 	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}

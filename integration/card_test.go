@@ -121,7 +121,7 @@ func TestCard(t *testing.T) {
 
 	// Other methods: 405 with Allow, rendered by Caddy.
 	resp = rawPost(t, cardURL, "application/json", nil)
-	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
 		t.Errorf("POST card: %d Allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 }

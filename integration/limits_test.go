@@ -36,7 +36,7 @@ func TestHTTPEnvelope(t *testing.T) {
 	}
 
 	resp, _ := get(t, "GET", url)
-	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST, OPTIONS" {
 		t.Errorf("GET on the RPC path: %d Allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 	resp = rawPost(t, url, "text/plain", strings.NewReader(`{}`))

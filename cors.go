@@ -1,0 +1,183 @@
+package caddya2a
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Header values of the browser rules, built once: a preflight or an
+// answer to a listed origin writes them without allocating.
+var (
+	// The request headers A2A clients send: the media type, the
+	// caller's credentials, the version and extension negotiation (1.0's
+	// A2A-Extensions and 0.3's X-A2A-Extensions, since one endpoint
+	// serves both and reads both) and a stream's resume point. Any other
+	// requested header is not allowed.
+	corsAllowHeaders = []string{"Content-Type, Authorization, A2A-Version, A2A-Extensions, X-A2A-Extensions, Last-Event-ID"}
+	// What a page may read of an answer beyond the safelisted headers:
+	// the negotiated version and extensions (echoed under the name the
+	// client used) and when to retry.
+	corsExposeHeaders = []string{"A2A-Version, A2A-Extensions, X-A2A-Extensions, Retry-After"}
+	rpcAllowMethods   = []string{"POST"}
+	rpcAllow          = []string{"POST, OPTIONS"}
+	cardAllowMethods  = []string{"GET, HEAD"}
+	cardAllow         = []string{"GET, HEAD, OPTIONS"}
+	varyOrigin        = []string{"Origin"}
+	allowAnyOrigin    = []string{"*"}
+	allowCredentials  = []string{"true"}
+	cardPreflightAge  = []string{strconv.Itoa(int(DefaultCORSMaxAge.Seconds()))}
+)
+
+// crossOriginRefusal is the one-line body of a refused cross-origin
+// request. It names the fix for the page's developer and echoes nothing
+// the request sent.
+const crossOriginRefusal = "a2a: cross-origin request refused: list the page's origin in the a2a cors block to allow it"
+
+// maxLoggedOrigin bounds the Origin header as logged: it is the caller's
+// text, and may be as long as Caddy lets a header be.
+const maxLoggedOrigin = 256
+
+// browserPolicy is a mount's rules for browser callers: the cross-origin
+// protection of its state-changing requests (on with or without a cors
+// block) and the CORS answers for the origins the block lists.
+type browserPolicy struct {
+	csrf *http.CrossOriginProtection
+	// origins are the listed origins; nil without a cors block.
+	origins map[string]bool
+	// any is `origins *`: every origin, never with credentials.
+	any         bool
+	credentials bool
+	maxAge      []string
+}
+
+// newBrowserPolicy builds the rules of c (nil: no cors block). c has
+// been checked.
+func newBrowserPolicy(c *CORS) (*browserPolicy, error) {
+	p := &browserPolicy{csrf: http.NewCrossOriginProtection()}
+	if c == nil {
+		return p, nil
+	}
+	p.credentials = c.Credentials
+	p.maxAge = []string{strconv.FormatInt(int64(time.Duration(c.MaxAge)/time.Second), 10)}
+	p.origins = make(map[string]bool, len(c.Origins))
+	for _, o := range c.Origins {
+		if o == anyOrigin {
+			p.any = true
+			continue
+		}
+		p.origins[o] = true
+		if err := p.csrf.AddTrustedOrigin(o); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// listed reports whether a page of origin gets CORS answers. With
+// `origins *` every answer carries them, Origin or not, so that none
+// varies by Origin.
+func (p *browserPolicy) listed(origin string) bool {
+	return p.any || (origin != "" && p.origins[origin])
+}
+
+// gateRPC applies the browser rules to a request on the RPC path before
+// its envelope is looked at. It answers OPTIONS (a preflight gets the
+// CORS headers only for a listed origin) and refuses, with 403, a
+// cross-origin browser request that no listed origin allows. Otherwise it
+// sets the CORS headers of the answer now, so that whatever the answer
+// turns out to be (JSON, an SSE stream, or an HTTP error that Caddy's
+// error handling renders) a listed origin's page can read it. It
+// reports whether it answered.
+func (p *browserPolicy) gateRPC(w http.ResponseWriter, r *http.Request, log *zap.Logger) bool {
+	h := w.Header()
+	if p.origins != nil && !p.any {
+		// The answer depends on Origin whenever specific origins are
+		// listed, for caches too (a 405 is cacheable).
+		addVaryOrigin(h)
+	}
+	origin := r.Header.Get("Origin")
+	listed := p.listed(origin)
+	if r.Method == http.MethodOptions {
+		h["Allow"] = rpcAllow
+		if listed && r.Header.Get("Access-Control-Request-Method") != "" {
+			p.allowOrigin(h, origin)
+			h["Access-Control-Allow-Methods"] = rpcAllowMethods
+			h["Access-Control-Allow-Headers"] = corsAllowHeaders
+			h["Access-Control-Max-Age"] = p.maxAge
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	if !p.any {
+		// Listed origins are its trusted origins; requests with neither
+		// Sec-Fetch-Site nor Origin pass.
+		if err := p.csrf.Check(r); err != nil {
+			if len(origin) > maxLoggedOrigin {
+				origin = origin[:maxLoggedOrigin]
+			}
+			log.Info("a2a: cross-origin request refused (403)",
+				zap.String("origin", origin),
+				zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")),
+				zap.String("host", r.Host),
+				zap.String("method", r.Method),
+				zap.String("path", r.URL.Path),
+				zap.String("remote_addr", r.RemoteAddr),
+				zap.String("reason", err.Error()))
+			http.Error(w, crossOriginRefusal, http.StatusForbidden)
+			return true
+		}
+	}
+	if listed {
+		p.allowOrigin(h, origin)
+		h["Access-Control-Expose-Headers"] = corsExposeHeaders
+	}
+	return false
+}
+
+// allowOrigin names origin as allowed: itself (never * when credentials
+// are on, which the config refuses with *), or * for `origins *`.
+func (p *browserPolicy) allowOrigin(h http.Header, origin string) {
+	if p.any {
+		h["Access-Control-Allow-Origin"] = allowAnyOrigin
+		return
+	}
+	h["Access-Control-Allow-Origin"] = []string{origin}
+	if p.credentials {
+		h["Access-Control-Allow-Credentials"] = allowCredentials
+	}
+}
+
+// gateCard applies the public card's browser rule: any origin may read
+// it, without credentials, whatever the cors block says (browser
+// clients discover agents by it, and it holds nothing private). It
+// answers OPTIONS and reports whether it did.
+func gateCard(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h["Access-Control-Allow-Origin"] = allowAnyOrigin
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	h["Allow"] = cardAllow
+	if r.Header.Get("Access-Control-Request-Method") != "" {
+		h["Access-Control-Allow-Methods"] = cardAllowMethods
+		h["Access-Control-Allow-Headers"] = corsAllowHeaders
+		h["Access-Control-Max-Age"] = cardPreflightAge
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// addVaryOrigin adds Origin to Vary, keeping what an earlier handler
+// (encode's Accept-Encoding, say) put there.
+func addVaryOrigin(h http.Header) {
+	if v, ok := h["Vary"]; ok {
+		// A full slice: never append into an array another handler
+		// may share.
+		h["Vary"] = append(v[:len(v):len(v)], "Origin")
+		return
+	}
+	h["Vary"] = varyOrigin
+}
