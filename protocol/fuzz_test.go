@@ -91,6 +91,13 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if !ok {
 			return // not a JSON object: FuzzDecodeRequest covers it
 		}
+		if !utf8.Valid(body) {
+			// Not JSON text at all (validJSON), whatever its members.
+			if e == nil || e.Code != CodeParseError || req.ID != nil {
+				t.Fatalf("want -32700 with id null for %q, got %v id %q", body, e, req.ID)
+			}
+			return
+		}
 		dup := counts["jsonrpc"] > 1 || counts["method"] > 1 || counts["params"] > 1 || counts["id"] > 1
 		refused := dup || counts["id"] == 0 || len(id) > MaxIDBytes
 		if refused {
