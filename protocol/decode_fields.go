@@ -99,33 +99,6 @@ func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
 	return append(json.RawMessage(nil), v...), nil
 }
 
-// readStrings reads an array of strings.
-func readStrings(v []byte, parent, name string) ([]string, *Error) {
-	if kindOf(v) != kindArray {
-		return nil, invalidField(join(parent, name), "must be an array of strings")
-	}
-	var out []string
-	it := newArrIter(v)
-	for i := 0; ; i++ {
-		el, ok := it.next()
-		if !ok {
-			break
-		}
-		if kindOf(el) != kindString {
-			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
-		}
-		s, e := readString(el, parent, name)
-		if e != nil {
-			return nil, e
-		}
-		out = append(out, s)
-	}
-	if it.bad {
-		return nil, invalidField(join(parent, name), "must be an array of strings")
-	}
-	return out, nil
-}
-
 // checkParams validates the raw params handed to a codec: absent and null
 // read as {} (so required-field errors name the field), anything else must
 // be a well-formed object. Codecs can be called without DecodeRequest in

@@ -42,18 +42,7 @@ func TestDuplicateMembers(t *testing.T) {
 		{"distinct names that differ only in case", V10, "send", msg10(`,"messageid":"x"`), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			codec := CodecFor(c.v)
-			var err error
-			switch c.method {
-			case "send":
-				_, err = codec.DecodeSend(json.RawMessage(c.params))
-			case "get":
-				_, err = codec.DecodeGetTask(json.RawMessage(c.params))
-			case "cancel":
-				_, err = codec.DecodeTaskID(json.RawMessage(c.params))
-			case "list":
-				_, err = codec.DecodeListTasks(json.RawMessage(c.params))
-			}
+			err := decodeParams(CodecFor(c.v), c.method, c.params)
 			if c.field == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -72,4 +61,22 @@ func TestDuplicateMembers(t *testing.T) {
 	if _, err := CodecV10.DecodeSend(json.RawMessage(many + `}}`)); err == nil {
 		t.Error("a message of more than 64 members decoded")
 	}
+}
+
+// decodeParams decodes params with the codec's decoder for method (send,
+// get, cancel, list) and returns its error.
+func decodeParams(codec Codec, method, params string) error {
+	raw := json.RawMessage(params)
+	var err error
+	switch method {
+	case "send":
+		_, err = codec.DecodeSend(raw)
+	case "get":
+		_, err = codec.DecodeGetTask(raw)
+	case "cancel":
+		_, err = codec.DecodeTaskID(raw)
+	case "list":
+		_, err = codec.DecodeListTasks(raw)
+	}
+	return err
 }

@@ -269,18 +269,7 @@ func TestIdentifierBounds(t *testing.T) {
 		{"list pageToken", "list", V10, `{"pageToken":` + long + `}`, "pageToken", size},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			codec := CodecFor(c.v)
-			var err error
-			switch c.method {
-			case "send":
-				_, err = codec.DecodeSend(json.RawMessage(c.params))
-			case "get":
-				_, err = codec.DecodeGetTask(json.RawMessage(c.params))
-			case "cancel":
-				_, err = codec.DecodeTaskID(json.RawMessage(c.params))
-			case "list":
-				_, err = codec.DecodeListTasks(json.RawMessage(c.params))
-			}
+			err := decodeParams(CodecFor(c.v), c.method, c.params)
 			if c.field == "" {
 				if err != nil {
 					t.Fatalf("refused at the bound: %v", err)
