@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+
 // ProtocolVersionV03 is the card-level protocolVersion a 0.3 card states.
 const ProtocolVersionV03 = "0.3.0"
 
@@ -48,9 +50,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	with03 := v == CardV03 || (v == CardHybrid && len(v03ifs) > 0)
 
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, c.Name)
+	dst = jsonwire.AppendString(dst, c.Name)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, c.Description)
+	dst = jsonwire.AppendString(dst, c.Description)
 	if with10 {
 		dst = append(dst, `,"supportedInterfaces":[`...)
 		for i, in := range c.Interfaces {
@@ -58,11 +60,11 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"url":`...)
-			dst = appendString(dst, in.URL)
+			dst = jsonwire.AppendString(dst, in.URL)
 			dst = append(dst, `,"protocolBinding":`...)
-			dst = appendString(dst, bindingOf(in))
+			dst = jsonwire.AppendString(dst, bindingOf(in))
 			dst = append(dst, `,"protocolVersion":`...)
-			dst = appendString(dst, in.Version.String())
+			dst = jsonwire.AppendString(dst, in.Version.String())
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -73,9 +75,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 		if len(v03ifs) > 0 {
 			pref = v03ifs[0]
 		}
-		dst = appendString(dst, pref.URL)
+		dst = jsonwire.AppendString(dst, pref.URL)
 		dst = append(dst, `,"preferredTransport":`...)
-		dst = appendString(dst, bindingOf(pref))
+		dst = jsonwire.AppendString(dst, bindingOf(pref))
 		if len(v03ifs) > 1 {
 			dst = append(dst, `,"additionalInterfaces":[`...)
 			for i, in := range v03ifs {
@@ -83,9 +85,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 					dst = append(dst, ',')
 				}
 				dst = append(dst, `{"url":`...)
-				dst = appendString(dst, in.URL)
+				dst = jsonwire.AppendString(dst, in.URL)
 				dst = append(dst, `,"transport":`...)
-				dst = appendString(dst, bindingOf(in))
+				dst = jsonwire.AppendString(dst, bindingOf(in))
 				dst = append(dst, '}')
 			}
 			dst = append(dst, ']')
@@ -93,13 +95,13 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	}
 	if p := c.Provider; p != nil {
 		dst = append(dst, `,"provider":{"organization":`...)
-		dst = appendString(dst, p.Organization)
+		dst = jsonwire.AppendString(dst, p.Organization)
 		dst = append(dst, `,"url":`...)
-		dst = appendString(dst, p.URL)
+		dst = jsonwire.AppendString(dst, p.URL)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"version":`...)
-	dst = appendString(dst, c.Version)
+	dst = jsonwire.AppendString(dst, c.Version)
 	dst = appendOptString(dst, `,"documentationUrl":`, c.DocumentationURL)
 
 	dst = append(dst, `,"capabilities":{"streaming":`...)
@@ -127,9 +129,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	dst = append(dst, '}')
 
 	dst = append(dst, `,"defaultInputModes":`...)
-	dst = appendStringArray(dst, c.DefaultInputModes)
+	dst = jsonwire.AppendStringArray(dst, c.DefaultInputModes)
 	dst = append(dst, `,"defaultOutputModes":`...)
-	dst = appendStringArray(dst, c.DefaultOutputModes)
+	dst = jsonwire.AppendStringArray(dst, c.DefaultOutputModes)
 	dst = append(dst, `,"skills":[`...)
 	for i := range c.Skills {
 		if i > 0 {
@@ -162,7 +164,7 @@ func appendBool(dst []byte, b bool) []byte {
 
 func appendExtension(dst []byte, x *Extension) []byte {
 	dst = append(dst, `{"uri":`...)
-	dst = appendString(dst, x.URI)
+	dst = jsonwire.AppendString(dst, x.URI)
 	dst = appendOptString(dst, `,"description":`, x.Description)
 	if x.Required {
 		dst = append(dst, `,"required":true`...)
@@ -173,13 +175,13 @@ func appendExtension(dst []byte, x *Extension) []byte {
 
 func appendSkill(dst []byte, s *Skill) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, s.ID)
+	dst = jsonwire.AppendString(dst, s.ID)
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, s.Name)
+	dst = jsonwire.AppendString(dst, s.Name)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, s.Description)
+	dst = jsonwire.AppendString(dst, s.Description)
 	dst = append(dst, `,"tags":`...)
-	dst = appendStringArray(dst, s.Tags)
+	dst = jsonwire.AppendStringArray(dst, s.Tags)
 	dst = appendOptStrings(dst, `,"examples":`, s.Examples)
 	dst = appendOptStrings(dst, `,"inputModes":`, s.InputModes)
 	dst = appendOptStrings(dst, `,"outputModes":`, s.OutputModes)

@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/url"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // ValidateCard checks what a card must hold before it is served: name,
@@ -69,7 +71,7 @@ func ValidateCard(c *AgentCard) error {
 	for i, x := range c.Extensions {
 		f := fmt.Sprintf("extensions[%d]", i)
 		required(f+".uri", x.URI)
-		if len(x.Params) > 0 && !isJSONObject(x.Params) {
+		if len(x.Params) > 0 && !jsonwire.IsObject(x.Params) {
 			bad(f+".params", "must be a JSON object")
 		}
 	}

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+
 // The params decoders of both versions. Member names are matched exactly in
 // their camelCase form and, in both versions, in the snake_case form that
 // ProtoJSON parsers must accept (a 0.3 client never sends it, so accepting
@@ -10,7 +12,7 @@ package protocol
 // shape and types only; what a send requires is validateSendMessage's job.
 func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 	var m Message
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return m, invalidField(field, "must be an object")
 	}
 	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
@@ -51,13 +53,13 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 
 // decodeParts reads an array of parts.
 func decodeParts(d *dialect, v []byte, field string) ([]Part, *Error) {
-	if kindOf(v) != kindArray {
+	if jsonwire.KindOf(v) != jsonwire.Array {
 		return nil, invalidField(field, "must be an array")
 	}
 	var parts []Part
-	it := newArrIter(v)
+	it := jsonwire.NewArrIter(v)
 	for i := 0; ; i++ {
-		el, ok := it.next()
+		el, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -137,7 +139,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 // "returnImmediately" (unset = false), so both default to a blocking call.
 func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 	const field = "configuration"
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return invalidField(field, "must be an object")
 	}
 	if e := eachMember(v, field, func(key, val []byte) (e *Error) {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -253,7 +254,11 @@ func compactRaw(p *SendParams) {
 		if r == nil {
 			return nil
 		}
-		return appendRawSlow(nil, r)
+		var out bytes.Buffer
+		if json.Compact(&out, r) != nil {
+			return json.RawMessage("null")
+		}
+		return out.Bytes()
 	}
 	p.Push = c(p.Push)
 	p.Metadata = c(p.Metadata)

@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // dialect is everything that differs between the two wire versions. The
@@ -69,7 +71,7 @@ func (d *dialect) parseRole(v []byte) (Role, bool) {
 }
 
 func (d *dialect) parseEnum(v []byte, names []string, allowZero bool) (int, bool) {
-	if d.numericEnums && kindOf(v) == kindNumber {
+	if d.numericEnums && jsonwire.KindOf(v) == jsonwire.Number {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 0 || n >= len(names) || (n == 0 && !allowZero) {
 			return 0, false
@@ -82,10 +84,10 @@ func (d *dialect) parseEnum(v []byte, names []string, allowZero bool) (int, bool
 // lookupName finds v (a JSON string) among names; index 0 is never a
 // match unless allowZero.
 func lookupName(v []byte, names []string, allowZero bool) (int, bool) {
-	if kindOf(v) != kindString {
+	if jsonwire.KindOf(v) != jsonwire.String {
 		return 0, false
 	}
-	s, ok := unquoteBytes(v)
+	s, ok := jsonwire.UnquoteBytes(v)
 	if !ok {
 		return 0, false
 	}

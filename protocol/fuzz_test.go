@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // The fuzz targets check that no input panics the decoders, that every
@@ -24,8 +26,8 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatal("nil request")
 		}
 		if req.ID != nil {
-			switch kindOf(req.ID) {
-			case kindString, kindNumber, kindNull:
+			switch jsonwire.KindOf(req.ID) {
+			case jsonwire.String, jsonwire.Number, jsonwire.Null:
 			default:
 				t.Fatalf("bad id kind %q", req.ID)
 			}
@@ -55,7 +57,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if !json.Valid(body) || req.Method == "" {
 			t.Fatalf("accepted %q", body)
 		}
-		if req.Params != nil && (kindOf(req.Params) != kindObject || !json.Valid(req.Params)) {
+		if req.Params != nil && (jsonwire.KindOf(req.Params) != jsonwire.Object || !json.Valid(req.Params)) {
 			t.Fatalf("params %q", req.Params)
 		}
 	})
@@ -92,7 +94,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			return // not a JSON object: FuzzDecodeRequest covers it
 		}
 		if !utf8.Valid(body) {
-			// Not JSON text at all (validJSON), whatever its members.
+			// Not JSON text at all (jsonwire.Valid), whatever its members.
 			if e == nil || e.Code != CodeParseError || req.ID != nil {
 				t.Fatalf("want -32700 with id null for %q, got %v id %q", body, e, req.ID)
 			}
@@ -167,12 +169,12 @@ func FuzzDuplicateMembers(f *testing.F) {
 			if _, err := c.DecodeSend(params); err != nil {
 				continue
 			}
-			obj := trimSpace(params)
+			obj := jsonwire.TrimSpace(params)
 			field := ""
 			if inMessage {
 				var msg []byte
-				it := newObjIter(obj)
-				for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+				it := jsonwire.NewObjIter(obj)
+				for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 					if string(key) == "message" {
 						msg = val
 					}
@@ -180,8 +182,8 @@ func FuzzDuplicateMembers(f *testing.F) {
 				obj, field = msg, "message"
 			}
 			var keys, vals [][]byte
-			it := newObjIter(obj)
-			for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+			it := jsonwire.NewObjIter(obj)
+			for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 				keys, vals = append(keys, key), append(vals, val)
 			}
 			if len(keys) == 0 {
@@ -194,7 +196,7 @@ func FuzzDuplicateMembers(f *testing.F) {
 			}
 			// The copy goes right after the opening brace of obj.
 			at := bytes.Index(params, obj) + 1
-			dup := append(appendString(nil, string(keys[i])), ':')
+			dup := append(jsonwire.AppendString(nil, string(keys[i])), ':')
 			dup = append(append(dup, val...), ',')
 			doubled := append(append(append([]byte{}, params[:at]...), dup...), params[at:]...)
 			_, err := c.DecodeSend(doubled)
@@ -255,7 +257,7 @@ func normalise(m *Message) {
 		if r == nil {
 			return nil
 		}
-		return appendRawJSON(nil, r)
+		return jsonwire.AppendRaw(nil, r)
 	}
 	m.Metadata = n(m.Metadata)
 	for i := range m.Parts {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // DefaultMaxDepth bounds how deeply a request body may nest arrays and
@@ -73,14 +75,14 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		maxDepth = DefaultMaxDepth
 	}
 	req := &Request{}
-	depth, valid := validJSON(body)
+	depth, valid := jsonwire.Valid(body)
 	if !valid {
 		return req, ErrParse()
 	}
-	obj := trimSpace(body)
-	switch kindOf(obj) {
-	case kindObject:
-	case kindArray:
+	obj := jsonwire.TrimSpace(body)
+	switch jsonwire.KindOf(obj) {
+	case jsonwire.Object:
+	case jsonwire.Array:
 		return req, ErrInvalidRequest("Batch requests are not supported")
 	default:
 		return req, ErrInvalidRequest("Request must be a JSON object")
@@ -91,9 +93,9 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		// seen has one bit per envelope member met so far.
 		seen uint8
 	)
-	it := newObjIter(obj)
+	it := jsonwire.NewObjIter(obj)
 	for {
-		key, val, ok := it.next()
+		key, val, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -115,7 +117,7 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		}
 		seen |= bit
 	}
-	if it.bad {
+	if it.Malformed() {
 		return req, ErrParse()
 	}
 	if id == nil {
@@ -126,22 +128,22 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(MaxIDBytes)}
 		return req, e
 	}
-	switch kindOf(id) {
-	case kindString, kindNumber, kindNull:
+	switch jsonwire.KindOf(id) {
+	case jsonwire.String, jsonwire.Number, jsonwire.Null:
 		req.ID = copyID(id)
 	default:
 		return req, ErrInvalidRequest("Request id must be a string, a number or null")
 	}
-	if kindOf(version) != kindString {
+	if jsonwire.KindOf(version) != jsonwire.String {
 		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
 	}
-	if v, _ := unquoteBytes(version); string(v) != "2.0" {
+	if v, _ := jsonwire.UnquoteBytes(version); string(v) != "2.0" {
 		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
 	}
-	if kindOf(method) != kindString {
+	if jsonwire.KindOf(method) != jsonwire.String {
 		return req, ErrInvalidRequest("method must be a non-empty string")
 	}
-	m, ok := unquote(method)
+	m, ok := jsonwire.Unquote(method)
 	if !ok || m == "" {
 		return req, ErrInvalidRequest("method must be a non-empty string")
 	}
@@ -151,9 +153,9 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		e.Metadata = map[string]string{"limit": LimitMaxJSONDepth, "max": strconv.Itoa(maxDepth)}
 		return req, e
 	}
-	switch kindOf(params) {
-	case kindInvalid, kindNull:
-	case kindObject:
+	switch jsonwire.KindOf(params) {
+	case jsonwire.Invalid, jsonwire.Null:
+	case jsonwire.Object:
 		req.Params = params
 	default:
 		return req, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})

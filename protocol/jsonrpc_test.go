@@ -138,7 +138,7 @@ func TestDecodeRequestCopiesID(t *testing.T) {
 }
 
 // A body that is not UTF-8 is not JSON text (RFC 8259 §8.1): -32700 with id
-// null, wherever the bad byte is (see validJSON for why it is not read).
+// null, wherever the bad byte is (see jsonwire.Valid for why it is not read).
 func TestDecodeRequestInvalidUTF8(t *testing.T) {
 	for _, body := range []string{
 		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}",

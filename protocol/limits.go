@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // Limits bound what one decoded request may carry. The codecs check them
@@ -168,13 +170,13 @@ func readIDValue(v []byte, parent, name string) (s string, n int, e *Error) {
 // readIDs reads an array of identifiers: at most MaxIdentifiers, each
 // within MaxIdentifierBytes.
 func readIDs(v []byte, parent, name string) ([]string, *Error) {
-	if kindOf(v) != kindArray {
+	if jsonwire.KindOf(v) != jsonwire.Array {
 		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	var out []string
-	it := newArrIter(v)
+	it := jsonwire.NewArrIter(v)
 	for i := 0; ; i++ {
-		el, ok := it.next()
+		el, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -182,7 +184,7 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(MaxIdentifiers)+" entries (the "+LimitMaxIdentifiers+" limit)",
 				LimitMaxIdentifiers, MaxIdentifiers)
 		}
-		if kindOf(el) != kindString {
+		if jsonwire.KindOf(el) != jsonwire.String {
 			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
 		}
 		s, n, e := readIDValue(el, parent, name)
@@ -194,7 +196,7 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 		}
 		out = append(out, s)
 	}
-	if it.bad {
+	if it.Malformed() {
 		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	return out, nil
@@ -246,7 +248,7 @@ func (d *dialect) readText(v []byte, parent, name string) (string, *Error) {
 // needs no JSON escapes, so the size is read off the JSON text itself when
 // it has none, before even the text is copied.
 func (d *dialect) readFileBytes(v []byte, parent, name string) ([]byte, *Error) {
-	if kindOf(v) == kindString && bytes.IndexByte(v, '\\') < 0 {
+	if jsonwire.KindOf(v) == jsonwire.String && bytes.IndexByte(v, '\\') < 0 {
 		if n := base64DecodedLen(v[1 : len(v)-1]); n > d.lim.MaxFileBytes {
 			return nil, d.fileTooLarge(join(parent, name), n)
 		}

@@ -11,12 +11,6 @@ import (
 // names and descriptions (so a limit means one thing whoever made the
 // part), and to what a client may safely take from a part it is handed.
 
-// JSONDepth reports whether b is exactly one JSON value, with optional
-// surrounding whitespace, and how deeply it nests arrays and objects: the
-// check a request body gets before it is decoded (max_json_depth), for
-// JSON that did not come in a request.
-func JSONDepth(b []byte) (depth int, ok bool) { return validJSON(b) }
-
 // CheckParts holds parts that did not come through a codec to the limits
 // the codecs enforce on a caller's message: at most MaxParts of them, and
 // each within CheckPart's limits. Zero fields of l take their defaults.

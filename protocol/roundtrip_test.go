@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // TestMessageRoundTrip checks decode(encode(m)) == m for each version, over
@@ -50,7 +52,7 @@ func forV03(m Message) Message {
 			p.MediaType = ""
 		case PartData:
 			p.MediaType = ""
-			if !isJSONObject(p.Data) {
+			if !jsonwire.IsObject(p.Data) {
 				p.Data = json.RawMessage(`{"value":` + string(p.Data) + `}`)
 			}
 		}
