@@ -2,12 +2,12 @@ package protocol
 
 import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 
-// ProtocolVersionV03 is the card-level protocolVersion a 0.3 card states.
-const ProtocolVersionV03 = "0.3.0"
+// protocolVersionV03 is the card-level protocolVersion a 0.3 card states.
+const protocolVersionV03 = "0.3.0"
 
-// BindingJSONRPC is the JSON-RPC protocol binding, the default of an
+// bindingJSONRPC is the JSON-RPC protocol binding, the default of an
 // Interface with no Binding.
-const BindingJSONRPC = "JSONRPC"
+const bindingJSONRPC = "JSONRPC"
 
 // RenderCard renders c as the JSON document of variant v:
 //
@@ -32,11 +32,11 @@ const BindingJSONRPC = "JSONRPC"
 // an ETag computed over them is stable. Empty optional members are left
 // out; required ones (modes, skills, tags) are always written.
 func RenderCard(c *AgentCard, v CardVariant) []byte {
-	return AppendCard(make([]byte, 0, 1024), c, v)
+	return appendCard(make([]byte, 0, 1024), c, v)
 }
 
-// AppendCard is RenderCard appending to dst.
-func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
+// appendCard is RenderCard appending to dst.
+func appendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	var v03ifs []Interface
 	for _, in := range c.Interfaces {
 		if in.Version == V03 {
@@ -70,7 +70,7 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 		dst = append(dst, ']')
 	}
 	if with03 {
-		dst = append(dst, `,"protocolVersion":"`+ProtocolVersionV03+`","url":`...)
+		dst = append(dst, `,"protocolVersion":"`+protocolVersionV03+`","url":`...)
 		var pref Interface
 		if len(v03ifs) > 0 {
 			pref = v03ifs[0]
@@ -150,7 +150,7 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 
 func bindingOf(in Interface) string {
 	if in.Binding == "" {
-		return BindingJSONRPC
+		return bindingJSONRPC
 	}
 	return in.Binding
 }

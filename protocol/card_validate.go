@@ -128,7 +128,7 @@ func checkHTTPURL(s string) error {
 // custom bindings, an absolute URI as 1.0.1 recommends.
 func knownBinding(b string) bool {
 	switch b {
-	case "", BindingJSONRPC, "GRPC", "HTTP+JSON":
+	case "", bindingJSONRPC, "GRPC", "HTTP+JSON":
 		return true
 	}
 	u, err := url.Parse(b)

@@ -102,8 +102,8 @@ func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
 
 // checkParams validates the raw params handed to a codec: absent and null
 // read as {} (so required-field errors name the field), anything else must
-// be a well-formed object. Codecs can be called without DecodeRequest in
-// front of them, so the JSON is checked here as well.
+// be a well-formed object. Codecs can be called without DecodeRequestLimit
+// in front of them, so the JSON is checked here as well.
 func checkParams(params []byte) ([]byte, *Error) {
 	p := jsonwire.TrimSpace(params)
 	if len(p) == 0 || jsonwire.IsNull(p) {

@@ -222,8 +222,8 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 
 // The ListTasks page size bounds (1.0 §3): default 50, 1..100.
 const (
-	DefaultPageSize = 50
-	MaxPageSize     = 100
+	defaultPageSize = 50
+	maxPageSize     = 100
 )
 
 // decodeListTasks reads ListTasks params. page_size is a proto3 optional
@@ -234,7 +234,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	lp := &ListTasksParams{PageSize: DefaultPageSize}
+	lp := &ListTasksParams{PageSize: defaultPageSize}
 	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "tenant":
@@ -249,7 +249,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 			lp.Status = s
 		case "pageSize", "page_size":
 			lp.PageSize, e = readInt32(val, "", "pageSize")
-			if e == nil && (lp.PageSize < 1 || lp.PageSize > MaxPageSize) {
+			if e == nil && (lp.PageSize < 1 || lp.PageSize > maxPageSize) {
 				e = invalidField("pageSize", "must be between 1 and 100")
 			}
 		case "pageToken", "page_token":

@@ -99,15 +99,15 @@ func lookupName(v []byte, names []string, allowZero bool) (int, bool) {
 	return 0, false
 }
 
-// dialectCodec implements Codec for any dialect; CodecV03 and CodecV10 are
+// dialectCodec implements Codec for any dialect; codecV03 and codecV10 are
 // its two instances.
 type dialectCodec struct{ d *dialect }
 
-// CodecV03 is the A2A 0.3 JSON-RPC codec.
-var CodecV03 Codec = dialectCodec{d: &v03}
+// codecV03 is the A2A 0.3 JSON-RPC codec.
+var codecV03 Codec = dialectCodec{d: &v03}
 
-// CodecV10 is the A2A 1.0 (ProtoJSON) JSON-RPC codec.
-var CodecV10 Codec = dialectCodec{d: &v10}
+// codecV10 is the A2A 1.0 (ProtoJSON) JSON-RPC codec.
+var codecV10 Codec = dialectCodec{d: &v10}
 
 func (c dialectCodec) Version() Version { return c.d.version }
 

@@ -38,8 +38,8 @@ const (
 
 // The names of the limits as errors report them (metadata "limit"). They
 // are the Caddyfile keys, so an operator reading a client's error report
-// knows which setting to change; LimitMaxIDBytes names MaxIDBytes, which
-// no setting changes.
+// knows which setting to change; LimitMaxIDBytes names the fixed bound on
+// a request id (1 KiB), which no setting changes.
 const (
 	LimitMaxParts         = "max_parts"
 	LimitMaxTextBytes     = "max_text_size"
@@ -54,16 +54,16 @@ const (
 // an unbounded one multiplies: a 3 MB contextId made every event of its task
 // 3 MB. They are not settings: no client needs more.
 const (
-	// MaxIdentifierBytes bounds one identifier a caller chooses (messageId,
+	// maxIdentifierBytes bounds one identifier a caller chooses (messageId,
 	// contextId, taskId, a reference task id, an extension URI, a media
 	// type in acceptedOutputModes, tenant, a page token), as decoded.
-	MaxIdentifierBytes = 256
-	// MaxIdentifiers bounds an array of them (referenceTaskIds,
+	maxIdentifierBytes = 256
+	// maxIdentifiers bounds an array of them (referenceTaskIds,
 	// extensions, acceptedOutputModes).
-	MaxIdentifiers = 64
-	// LimitMaxIdentifierBytes and LimitMaxIdentifiers name them in errors.
-	LimitMaxIdentifierBytes = "max_identifier_size"
-	LimitMaxIdentifiers     = "max_identifiers"
+	maxIdentifiers = 64
+	// limitMaxIdentifierBytes and limitMaxIdentifiers name them in errors.
+	limitMaxIdentifierBytes = "max_identifier_size"
+	limitMaxIdentifiers     = "max_identifiers"
 )
 
 // DefaultLimits returns the limits used when none are configured.
@@ -113,8 +113,7 @@ func (l Limits) Validate() error {
 }
 
 // NewCodec returns the codec of v enforcing l (zero fields take their
-// defaults), or nil for an unknown version. CodecV03 and CodecV10 enforce
-// the default limits.
+// defaults), or nil for an unknown version.
 func NewCodec(v Version, l Limits) Codec {
 	var d dialect
 	switch v {
@@ -143,7 +142,7 @@ func overBytes(n int, limit string, max int) string {
 	return "is " + strconv.Itoa(n) + " bytes, over the " + limit + " limit of " + strconv.Itoa(max) + " bytes"
 }
 
-// readID reads an identifier within MaxIdentifierBytes. A literal longer
+// readID reads an identifier within maxIdentifierBytes. A literal longer
 // than any escaping of the bound is refused before it is unquoted.
 func readID(v []byte, parent, name string) (string, *Error) {
 	s, n, e := readIDValue(v, parent, name)
@@ -157,18 +156,18 @@ func readID(v []byte, parent, name string) (string, *Error) {
 // size n (and no error), so that a caller names the field only then: the
 // path of an array element is built on failure alone.
 func readIDValue(v []byte, parent, name string) (s string, n int, e *Error) {
-	if len(v) > 6*MaxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
+	if len(v) > 6*maxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
 		return "", len(v), nil
 	}
 	s, e = readString(v, parent, name)
-	if e == nil && len(s) > MaxIdentifierBytes {
+	if e == nil && len(s) > maxIdentifierBytes {
 		return "", len(s), nil
 	}
 	return s, 0, e
 }
 
-// readIDs reads an array of identifiers: at most MaxIdentifiers, each
-// within MaxIdentifierBytes.
+// readIDs reads an array of identifiers: at most maxIdentifiers, each
+// within maxIdentifierBytes.
 func readIDs(v []byte, parent, name string) ([]string, *Error) {
 	if jsonwire.KindOf(v) != jsonwire.Array {
 		return nil, invalidField(join(parent, name), "must be an array of strings")
@@ -180,9 +179,9 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 		if !ok {
 			break
 		}
-		if i == MaxIdentifiers {
-			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(MaxIdentifiers)+" entries (the "+LimitMaxIdentifiers+" limit)",
-				LimitMaxIdentifiers, MaxIdentifiers)
+		if i == maxIdentifiers {
+			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(maxIdentifiers)+" entries (the "+limitMaxIdentifiers+" limit)",
+				limitMaxIdentifiers, maxIdentifiers)
 		}
 		if jsonwire.KindOf(el) != jsonwire.String {
 			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
@@ -203,7 +202,7 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 }
 
 func idTooLong(field string, n int) *Error {
-	return limitError(field, overBytes(n, LimitMaxIdentifierBytes, MaxIdentifierBytes), LimitMaxIdentifierBytes, MaxIdentifierBytes)
+	return limitError(field, overBytes(n, limitMaxIdentifierBytes, maxIdentifierBytes), limitMaxIdentifierBytes, maxIdentifierBytes)
 }
 
 // tooManyParts is the error for a parts array longer than MaxParts.

@@ -66,7 +66,7 @@ func (d *dialect) textTooLarge(field string, n int) *Error {
 // "." or "..") with no control character. The error is -32602 naming the
 // field; field is the part's path ("" for none).
 func CheckOutputPart(p *Part, field string) *Error {
-	if p.MediaType != "" && !ValidMediaType(p.MediaType) {
+	if p.MediaType != "" && !validMediaType(p.MediaType) {
 		return invalidField(join(field, "mediaType"), "must be a media type without control characters")
 	}
 	if p.URL != "" && !validFileURL(p.URL) {
@@ -78,11 +78,11 @@ func CheckOutputPart(p *Part, field string) *Error {
 	return nil
 }
 
-// ValidMediaType reports whether s is a media type (type/subtype, with
+// validMediaType reports whether s is a media type (type/subtype, with
 // optional parameters) and holds no control character. The second test
 // is not redundant: mime.ParseMediaType drops some control characters
 // inside quoted parameter values instead of refusing them.
-func ValidMediaType(s string) bool {
+func validMediaType(s string) bool {
 	return !hasControl(s, false) && isMediaType(s)
 }
 

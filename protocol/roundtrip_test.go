@@ -13,7 +13,7 @@ import (
 func TestMessageRoundTrip(t *testing.T) {
 	full := fixtureUserMessage()
 	full.Parts = fixtureParts()
-	for _, c := range []dialectCodec{CodecV03.(dialectCodec), CodecV10.(dialectCodec)} {
+	for _, c := range []dialectCodec{codecV03.(dialectCodec), codecV10.(dialectCodec)} {
 		msgs := []Message{fixtureUserMessage(), fixtureAgentMessage(), full,
 			{ID: "m", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: ""}}}}
 		for i, m := range msgs {
