@@ -259,7 +259,7 @@ func (d *dialect) readFileBytes(v []byte, parent, name string) ([]byte, *Error) 
 	if n := base64DecodedLen(s); n > d.lim.MaxFileBytes {
 		return nil, d.fileTooLarge(join(parent, name), n)
 	}
-	b, ok := decodeBase64(s)
+	b, ok := DecodeBase64(s)
 	if !ok {
 		return nil, invalidField(join(parent, name), "must be base64")
 	}
@@ -273,9 +273,9 @@ func (d *dialect) fileTooLarge(field string, n int) *Error {
 	return limitError(field, overBytes(n, LimitMaxFileBytes, d.lim.MaxFileBytes), LimitMaxFileBytes, d.lim.MaxFileBytes)
 }
 
-// base64DecodedLen is how many bytes s decodes to, padding ignored (as
-// decodeBase64 ignores it). For input that is not base64 it is still an
-// upper bound, which is all the limit needs.
+// base64DecodedLen is how many bytes s decodes to, padded or not (the
+// padding is not counted). For input that DecodeBase64 refuses it is still
+// an upper bound, which is all the limit needs.
 func base64DecodedLen[T string | []byte](s T) int {
 	n := len(s)
 	for n > 0 && s[n-1] == '=' {

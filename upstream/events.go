@@ -3,7 +3,6 @@ package upstream
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -377,7 +376,7 @@ func parseFile(raw json.RawMessage) (protocol.Part, error) {
 		}
 		p.URL = *f.URI
 	case f.Bytes != nil && f.URI == nil:
-		b, ok := decodeBase64(*f.Bytes)
+		b, ok := protocol.DecodeBase64(*f.Bytes)
 		if !ok {
 			return protocol.Part{}, errors.New("upstream: file bytes are not base64")
 		}
@@ -420,17 +419,4 @@ func strictUnmarshal(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-// decodeBase64 accepts standard and URL-safe base64, padded or not.
-func decodeBase64(s string) ([]byte, bool) {
-	enc := base64.StdEncoding
-	if strings.ContainsAny(s, "-_") {
-		enc = base64.URLEncoding
-	}
-	if len(s)%4 != 0 {
-		enc = enc.WithPadding(base64.NoPadding)
-	}
-	b, err := enc.DecodeString(s)
-	return b, err == nil
 }
