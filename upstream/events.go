@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -227,7 +229,7 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 	}
 	only := func(key string, allowed ...string) error {
 		for k := range m {
-			if k != key && !contains(allowed, k) {
+			if k != key && !slices.Contains(allowed, k) {
 				return fmt.Errorf("upstream: event %q has an unexpected member %q", key, k)
 			}
 		}
@@ -306,10 +308,8 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 		}
 		return Event{Kind: EventStatus, State: protocol.StateFailed, Detail: s}, true, nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
+	// Sorted, so that one event gets one message.
+	keys := slices.Sorted(maps.Keys(m))
 	return Event{}, false, fmt.Errorf("upstream: unknown event shape with members [%s]", strings.Join(keys, ","))
 }
 
@@ -321,15 +321,6 @@ func jsonString(raw json.RawMessage) (string, error) {
 	}
 	err := json.Unmarshal(raw, &s)
 	return s, err
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parsePart decodes a tagged part: exactly one of text, data or file.
