@@ -8,7 +8,7 @@ import (
 )
 
 // dialect is everything that differs between the two wire versions. The
-// codec logic (codec_shared.go, decode_shared.go, encode_shared.go) is
+// codec logic (dialectCodec below, decode_shared.go, encode_shared.go) is
 // written once against it; codec_v03.go and codec_v10.go only fill in a
 // dialect: names, enum spellings, the part shapes and the error data.
 type dialect struct {
