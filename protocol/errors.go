@@ -27,6 +27,8 @@ type FieldViolation struct {
 	Description string
 }
 
+// Error makes an *Error an error for logs and wrapping; a caller is sent
+// the codec's rendering, never this text.
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
 
 // The JSON-RPC and A2A error codes shared by both versions. The table is
