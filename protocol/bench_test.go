@@ -25,19 +25,19 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(benchBodyV10)))
 	for i := 0; i < b.N; i++ {
-		if _, e := DecodeRequest(benchBodyV10); e != nil {
+		if _, e := decodeRequest(benchBodyV10); e != nil {
 			b.Fatal(e)
 		}
 	}
 }
 
 func BenchmarkDecodeSendV03(b *testing.B) {
-	benchDecodeSend(b, CodecV03, benchParamsV03)
+	benchDecodeSend(b, codecV03, benchParamsV03)
 }
 
 func BenchmarkDecodeSendV10(b *testing.B) {
-	req, _ := DecodeRequest(benchBodyV10)
-	benchDecodeSend(b, CodecV10, req.Params)
+	req, _ := decodeRequest(benchBodyV10)
+	benchDecodeSend(b, codecV10, req.Params)
 }
 
 func benchDecodeSend(b *testing.B, c Codec, params json.RawMessage) {
@@ -50,8 +50,8 @@ func benchDecodeSend(b *testing.B, c Codec, params json.RawMessage) {
 	}
 }
 
-func BenchmarkAppendSendResultV03(b *testing.B) { benchAppendSend(b, CodecV03) }
-func BenchmarkAppendSendResultV10(b *testing.B) { benchAppendSend(b, CodecV10) }
+func BenchmarkAppendSendResultV03(b *testing.B) { benchAppendSend(b, codecV03) }
+func BenchmarkAppendSendResultV10(b *testing.B) { benchAppendSend(b, codecV10) }
 
 func benchAppendSend(b *testing.B, c Codec) {
 	ev := &Event{Task: benchTask()}
@@ -73,7 +73,7 @@ func BenchmarkAppendStreamStatusV10(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = AppendResultHead(buf[:0], []byte(`1`))
-		buf = CodecV10.AppendStreamResult(buf, ev)
+		buf = codecV10.AppendStreamResult(buf, ev)
 		buf = AppendResponseEnd(buf)
 		frame = AppendSSEEvent(frame[:0], "42", buf)
 	}

@@ -1,11 +1,13 @@
 package protocol
 
-// ProtocolVersionV03 is the card-level protocolVersion a 0.3 card states.
-const ProtocolVersionV03 = "0.3.0"
+import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 
-// BindingJSONRPC is the JSON-RPC protocol binding, the default of an
+// protocolVersionV03 is the card-level protocolVersion a 0.3 card states.
+const protocolVersionV03 = "0.3.0"
+
+// bindingJSONRPC is the JSON-RPC protocol binding, the default of an
 // Interface with no Binding.
-const BindingJSONRPC = "JSONRPC"
+const bindingJSONRPC = "JSONRPC"
 
 // RenderCard renders c as the JSON document of variant v:
 //
@@ -30,11 +32,11 @@ const BindingJSONRPC = "JSONRPC"
 // an ETag computed over them is stable. Empty optional members are left
 // out; required ones (modes, skills, tags) are always written.
 func RenderCard(c *AgentCard, v CardVariant) []byte {
-	return AppendCard(make([]byte, 0, 1024), c, v)
+	return appendCard(make([]byte, 0, 1024), c, v)
 }
 
-// AppendCard is RenderCard appending to dst.
-func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
+// appendCard is RenderCard appending to dst.
+func appendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	var v03ifs []Interface
 	for _, in := range c.Interfaces {
 		if in.Version == V03 {
@@ -48,9 +50,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	with03 := v == CardV03 || (v == CardHybrid && len(v03ifs) > 0)
 
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, c.Name)
+	dst = jsonwire.AppendString(dst, c.Name)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, c.Description)
+	dst = jsonwire.AppendString(dst, c.Description)
 	if with10 {
 		dst = append(dst, `,"supportedInterfaces":[`...)
 		for i, in := range c.Interfaces {
@@ -58,24 +60,24 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"url":`...)
-			dst = appendString(dst, in.URL)
+			dst = jsonwire.AppendString(dst, in.URL)
 			dst = append(dst, `,"protocolBinding":`...)
-			dst = appendString(dst, bindingOf(in))
+			dst = jsonwire.AppendString(dst, bindingOf(in))
 			dst = append(dst, `,"protocolVersion":`...)
-			dst = appendString(dst, in.Version.String())
+			dst = jsonwire.AppendString(dst, in.Version.String())
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
 	if with03 {
-		dst = append(dst, `,"protocolVersion":"`+ProtocolVersionV03+`","url":`...)
+		dst = append(dst, `,"protocolVersion":"`+protocolVersionV03+`","url":`...)
 		var pref Interface
 		if len(v03ifs) > 0 {
 			pref = v03ifs[0]
 		}
-		dst = appendString(dst, pref.URL)
+		dst = jsonwire.AppendString(dst, pref.URL)
 		dst = append(dst, `,"preferredTransport":`...)
-		dst = appendString(dst, bindingOf(pref))
+		dst = jsonwire.AppendString(dst, bindingOf(pref))
 		if len(v03ifs) > 1 {
 			dst = append(dst, `,"additionalInterfaces":[`...)
 			for i, in := range v03ifs {
@@ -83,9 +85,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 					dst = append(dst, ',')
 				}
 				dst = append(dst, `{"url":`...)
-				dst = appendString(dst, in.URL)
+				dst = jsonwire.AppendString(dst, in.URL)
 				dst = append(dst, `,"transport":`...)
-				dst = appendString(dst, bindingOf(in))
+				dst = jsonwire.AppendString(dst, bindingOf(in))
 				dst = append(dst, '}')
 			}
 			dst = append(dst, ']')
@@ -93,13 +95,13 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	}
 	if p := c.Provider; p != nil {
 		dst = append(dst, `,"provider":{"organization":`...)
-		dst = appendString(dst, p.Organization)
+		dst = jsonwire.AppendString(dst, p.Organization)
 		dst = append(dst, `,"url":`...)
-		dst = appendString(dst, p.URL)
+		dst = jsonwire.AppendString(dst, p.URL)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"version":`...)
-	dst = appendString(dst, c.Version)
+	dst = jsonwire.AppendString(dst, c.Version)
 	dst = appendOptString(dst, `,"documentationUrl":`, c.DocumentationURL)
 
 	dst = append(dst, `,"capabilities":{"streaming":`...)
@@ -127,9 +129,9 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 	dst = append(dst, '}')
 
 	dst = append(dst, `,"defaultInputModes":`...)
-	dst = appendStringArray(dst, c.DefaultInputModes)
+	dst = jsonwire.AppendStringArray(dst, c.DefaultInputModes)
 	dst = append(dst, `,"defaultOutputModes":`...)
-	dst = appendStringArray(dst, c.DefaultOutputModes)
+	dst = jsonwire.AppendStringArray(dst, c.DefaultOutputModes)
 	dst = append(dst, `,"skills":[`...)
 	for i := range c.Skills {
 		if i > 0 {
@@ -148,7 +150,7 @@ func AppendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 
 func bindingOf(in Interface) string {
 	if in.Binding == "" {
-		return BindingJSONRPC
+		return bindingJSONRPC
 	}
 	return in.Binding
 }
@@ -162,7 +164,7 @@ func appendBool(dst []byte, b bool) []byte {
 
 func appendExtension(dst []byte, x *Extension) []byte {
 	dst = append(dst, `{"uri":`...)
-	dst = appendString(dst, x.URI)
+	dst = jsonwire.AppendString(dst, x.URI)
 	dst = appendOptString(dst, `,"description":`, x.Description)
 	if x.Required {
 		dst = append(dst, `,"required":true`...)
@@ -173,13 +175,13 @@ func appendExtension(dst []byte, x *Extension) []byte {
 
 func appendSkill(dst []byte, s *Skill) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, s.ID)
+	dst = jsonwire.AppendString(dst, s.ID)
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, s.Name)
+	dst = jsonwire.AppendString(dst, s.Name)
 	dst = append(dst, `,"description":`...)
-	dst = appendString(dst, s.Description)
+	dst = jsonwire.AppendString(dst, s.Description)
 	dst = append(dst, `,"tags":`...)
-	dst = appendStringArray(dst, s.Tags)
+	dst = jsonwire.AppendStringArray(dst, s.Tags)
 	dst = appendOptStrings(dst, `,"examples":`, s.Examples)
 	dst = appendOptStrings(dst, `,"inputModes":`, s.InputModes)
 	dst = appendOptStrings(dst, `,"outputModes":`, s.OutputModes)

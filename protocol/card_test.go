@@ -43,8 +43,8 @@ func TestRenderCardDeterministic(t *testing.T) {
 				t.Fatalf("variant %d renders differently", v)
 			}
 		}
-		if got := AppendCard([]byte("x"), &c, v); !bytes.Equal(got[1:], a) {
-			t.Fatalf("AppendCard differs")
+		if got := appendCard([]byte("x"), &c, v); !bytes.Equal(got[1:], a) {
+			t.Fatalf("appendCard differs")
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/url"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // ValidateCard checks what a card must hold before it is served: name,
@@ -69,7 +71,7 @@ func ValidateCard(c *AgentCard) error {
 	for i, x := range c.Extensions {
 		f := fmt.Sprintf("extensions[%d]", i)
 		required(f+".uri", x.URI)
-		if len(x.Params) > 0 && !isJSONObject(x.Params) {
+		if len(x.Params) > 0 && !jsonwire.IsObject(x.Params) {
 			bad(f+".params", "must be a JSON object")
 		}
 	}
@@ -126,7 +128,7 @@ func checkHTTPURL(s string) error {
 // custom bindings, an absolute URI as 1.0.1 recommends.
 func knownBinding(b string) bool {
 	switch b {
-	case "", BindingJSONRPC, "GRPC", "HTTP+JSON":
+	case "", bindingJSONRPC, "GRPC", "HTTP+JSON":
 		return true
 	}
 	u, err := url.Parse(b)

@@ -1,6 +1,10 @@
 package protocol
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+)
 
 // The A2A 0.3 JSON-RPC dialect: "kind" discriminators, kebab-case states,
 // lowercase roles, parts {kind, text|file|data}, and errors without data
@@ -53,7 +57,7 @@ func appendPartV03(dst []byte, p *Part) []byte {
 		dst = append(dst, `{"kind":"file","file":{`...)
 		if p.URL != "" {
 			dst = append(dst, `"uri":`...)
-			dst = appendString(dst, p.URL)
+			dst = jsonwire.AppendString(dst, p.URL)
 		} else {
 			dst = append(dst, `"bytes":`...)
 			dst = appendBase64(dst, p.Raw)
@@ -63,16 +67,16 @@ func appendPartV03(dst []byte, p *Part) []byte {
 		dst = append(dst, '}')
 	case PartData:
 		dst = append(dst, `{"kind":"data","data":`...)
-		if isJSONObject(p.Data) {
-			dst = appendRawJSON(dst, p.Data)
+		if jsonwire.IsObject(p.Data) {
+			dst = jsonwire.AppendRaw(dst, p.Data)
 		} else {
 			dst = append(dst, `{"value":`...)
-			dst = appendRawJSON(dst, p.Data)
+			dst = jsonwire.AppendRaw(dst, p.Data)
 			dst = append(dst, '}')
 		}
 	default:
 		dst = append(dst, `{"kind":"text","text":`...)
-		dst = appendString(dst, p.Text)
+		dst = jsonwire.AppendString(dst, p.Text)
 	}
 	dst = appendOptRaw(dst, `,"metadata":`, p.Metadata)
 	return append(dst, '}')
@@ -83,7 +87,7 @@ func appendPartV03(dst []byte, p *Part) []byte {
 // sends such parts); an unknown kind is an error.
 func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	var p Part
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return p, invalidField(field, "must be an object")
 	}
 	var kind string
@@ -145,7 +149,7 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 
 // decodeFileV03 reads {bytes|uri, name?, mimeType?} into p.
 func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return invalidField(field, "must be an object")
 	}
 	var hasBytes, hasURI bool
@@ -194,6 +198,6 @@ func appendErrorV03(dst []byte, e *Error) []byte {
 	case e.Metadata["errorId"] != "":
 		msg += " (error id " + e.Metadata["errorId"] + ")"
 	}
-	dst = appendString(dst, msg)
+	dst = jsonwire.AppendString(dst, msg)
 	return append(dst, '}')
 }

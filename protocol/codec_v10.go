@@ -1,6 +1,10 @@
 package protocol
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+)
 
 // The A2A 1.0 dialect: ProtoJSON of lf.a2a.v1. No "kind"; enums are
 // TASK_STATE_* / ROLE_* names (their integer values are accepted too);
@@ -53,17 +57,17 @@ func appendPartV10(dst []byte, p *Part) []byte {
 	case PartFile:
 		if p.URL != "" {
 			dst = append(dst, `{"url":`...)
-			dst = appendString(dst, p.URL)
+			dst = jsonwire.AppendString(dst, p.URL)
 		} else {
 			dst = append(dst, `{"raw":`...)
 			dst = appendBase64(dst, p.Raw)
 		}
 	case PartData:
 		dst = append(dst, `{"data":`...)
-		dst = appendRawJSON(dst, p.Data)
+		dst = jsonwire.AppendRaw(dst, p.Data)
 	default:
 		dst = append(dst, `{"text":`...)
-		dst = appendString(dst, p.Text)
+		dst = jsonwire.AppendString(dst, p.Text)
 	}
 	dst = appendOptRaw(dst, `,"metadata":`, p.Metadata)
 	dst = appendOptString(dst, `,"filename":`, p.Filename)
@@ -75,7 +79,7 @@ func appendPartV10(dst []byte, p *Part) []byte {
 // url and data (a proto oneof: none or two is an error).
 func decodePartV10(d *dialect, v []byte, field string) (Part, *Error) {
 	var p Part
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return p, invalidField(field, "must be an object")
 	}
 	members := 0
@@ -141,7 +145,7 @@ func appendErrorV10(dst []byte, e *Error) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, e.Message)
+	dst = jsonwire.AppendString(dst, e.Message)
 	dst = appendErrorDataV10(dst, e)
 	return append(dst, '}')
 }
@@ -166,11 +170,11 @@ func appendErrorDataV10(dst []byte, e *Error) []byte {
 	dst = append(dst, `,"data":[`...)
 	if reason != "" {
 		dst = append(dst, `{"@type":"`+typeErrorInfo+`","reason":`...)
-		dst = appendString(dst, reason)
+		dst = jsonwire.AppendString(dst, reason)
 		dst = append(dst, `,"domain":"`+ErrorDomain+`"`...)
 		if len(e.Metadata) > 0 {
 			dst = append(dst, `,"metadata":`...)
-			dst = appendStringMap(dst, e.Metadata)
+			dst = jsonwire.AppendStringMap(dst, e.Metadata)
 		}
 		dst = append(dst, '}')
 		if len(e.Violations) > 0 {

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
-// Typed readers for one member value found by objIter. Each names the
-// field path in its -32602 error, so a client learns exactly what to fix.
+// Typed readers for one member value found by jsonwire.ObjIter. Each names
+// the field path in its -32602 error, so a client learns exactly what to
+// fix.
 // A null value never reaches them: ProtoJSON reads null as "not set", and
 // the decoders skip null members for both versions.
 
@@ -29,15 +32,13 @@ func indexPath(prefix string, i int) string {
 	return prefix + "[" + strconv.Itoa(i) + "]"
 }
 
-func isNull(v []byte) bool { return kindOf(v) == kindNull }
-
 // The readers take the field path as parent and name, joined only when
 // there is an error to report: the happy path builds no strings.
 
 // readString reads a JSON string.
 func readString(v []byte, parent, name string) (string, *Error) {
-	if kindOf(v) == kindString {
-		if s, ok := unquote(v); ok {
+	if jsonwire.KindOf(v) == jsonwire.String {
+		if s, ok := jsonwire.Unquote(v); ok {
 			return s, nil
 		}
 	}
@@ -59,13 +60,13 @@ func readBool(v []byte, parent, name string) (bool, *Error) {
 // ProtoJSON allows, the same number in a string.
 func readInt32(v []byte, parent, name string) (int, *Error) {
 	lit := v
-	if kindOf(v) == kindString {
-		s, ok := plainString(v)
+	if jsonwire.KindOf(v) == jsonwire.String {
+		s, ok := jsonwire.PlainString(v)
 		if !ok {
 			return 0, invalidField(join(parent, name), "must be an integer")
 		}
 		lit = s
-	} else if kindOf(v) != kindNumber {
+	} else if jsonwire.KindOf(v) != jsonwire.Number {
 		return 0, invalidField(join(parent, name), "must be an integer")
 	}
 	if n, err := strconv.ParseInt(string(lit), 10, 32); err == nil {
@@ -93,7 +94,7 @@ func readNonNegative(v []byte, parent, name string) (*int, *Error) {
 // readObject copies a JSON object (metadata, push config): the copy keeps
 // the neutral model independent of the request body buffer.
 func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return nil, invalidField(join(parent, name), "must be an object")
 	}
 	return append(json.RawMessage(nil), v...), nil
@@ -101,17 +102,17 @@ func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
 
 // checkParams validates the raw params handed to a codec: absent and null
 // read as {} (so required-field errors name the field), anything else must
-// be a well-formed object. Codecs can be called without DecodeRequest in
-// front of them, so the JSON is checked here as well.
+// be a well-formed object. Codecs can be called without DecodeRequestLimit
+// in front of them, so the JSON is checked here as well.
 func checkParams(params []byte) ([]byte, *Error) {
-	p := trimSpace(params)
-	if len(p) == 0 || isNull(p) {
+	p := jsonwire.TrimSpace(params)
+	if len(p) == 0 || jsonwire.IsNull(p) {
 		return []byte("{}"), nil
 	}
-	if _, ok := validJSON(p); !ok {
+	if _, ok := jsonwire.Valid(p); !ok {
 		return nil, ErrInvalidParams("params must be valid JSON", FieldViolation{Field: "params", Description: "must be valid JSON"})
 	}
-	if kindOf(p) != kindObject {
+	if jsonwire.KindOf(p) != jsonwire.Object {
 		return nil, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
 	}
 	return p, nil

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+
 // The params decoders of both versions. Member names are matched exactly in
 // their camelCase form and, in both versions, in the snake_case form that
 // ProtoJSON parsers must accept (a 0.3 client never sends it, so accepting
@@ -10,7 +12,7 @@ package protocol
 // shape and types only; what a send requires is validateSendMessage's job.
 func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 	var m Message
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return m, invalidField(field, "must be an object")
 	}
 	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
@@ -51,13 +53,13 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 
 // decodeParts reads an array of parts.
 func decodeParts(d *dialect, v []byte, field string) ([]Part, *Error) {
-	if kindOf(v) != kindArray {
+	if jsonwire.KindOf(v) != jsonwire.Array {
 		return nil, invalidField(field, "must be an array")
 	}
 	var parts []Part
-	it := newArrIter(v)
+	it := jsonwire.NewArrIter(v)
 	for i := 0; ; i++ {
-		el, ok := it.next()
+		el, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -137,7 +139,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 // "returnImmediately" (unset = false), so both default to a blocking call.
 func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 	const field = "configuration"
-	if kindOf(v) != kindObject {
+	if jsonwire.KindOf(v) != jsonwire.Object {
 		return invalidField(field, "must be an object")
 	}
 	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
@@ -220,8 +222,8 @@ func decodeTaskID(d *dialect, params []byte) (*TaskIDParams, *Error) {
 
 // The ListTasks page size bounds (1.0 §3): default 50, 1..100.
 const (
-	DefaultPageSize = 50
-	MaxPageSize     = 100
+	defaultPageSize = 50
+	maxPageSize     = 100
 )
 
 // decodeListTasks reads ListTasks params. page_size is a proto3 optional
@@ -232,7 +234,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	lp := &ListTasksParams{PageSize: DefaultPageSize}
+	lp := &ListTasksParams{PageSize: defaultPageSize}
 	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "tenant":
@@ -247,7 +249,7 @@ func decodeListTasks(d *dialect, params []byte) (*ListTasksParams, *Error) {
 			lp.Status = s
 		case "pageSize", "page_size":
 			lp.PageSize, e = readInt32(val, "", "pageSize")
-			if e == nil && (lp.PageSize < 1 || lp.PageSize > MaxPageSize) {
+			if e == nil && (lp.PageSize < 1 || lp.PageSize > maxPageSize) {
 				e = invalidField("pageSize", "must be between 1 and 100")
 			}
 		case "pageToken", "page_token":

@@ -3,10 +3,12 @@ package protocol
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // dialect is everything that differs between the two wire versions. The
-// codec logic (codec_shared.go, decode_shared.go, encode_shared.go) is
+// codec logic (dialectCodec below, decode_shared.go, encode_shared.go) is
 // written once against it; codec_v03.go and codec_v10.go only fill in a
 // dialect: names, enum spellings, the part shapes and the error data.
 type dialect struct {
@@ -69,7 +71,7 @@ func (d *dialect) parseRole(v []byte) (Role, bool) {
 }
 
 func (d *dialect) parseEnum(v []byte, names []string, allowZero bool) (int, bool) {
-	if d.numericEnums && kindOf(v) == kindNumber {
+	if d.numericEnums && jsonwire.KindOf(v) == jsonwire.Number {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 0 || n >= len(names) || (n == 0 && !allowZero) {
 			return 0, false
@@ -82,10 +84,10 @@ func (d *dialect) parseEnum(v []byte, names []string, allowZero bool) (int, bool
 // lookupName finds v (a JSON string) among names; index 0 is never a
 // match unless allowZero.
 func lookupName(v []byte, names []string, allowZero bool) (int, bool) {
-	if kindOf(v) != kindString {
+	if jsonwire.KindOf(v) != jsonwire.String {
 		return 0, false
 	}
-	s, ok := unquoteBytes(v)
+	s, ok := jsonwire.UnquoteBytes(v)
 	if !ok {
 		return 0, false
 	}
@@ -97,15 +99,15 @@ func lookupName(v []byte, names []string, allowZero bool) (int, bool) {
 	return 0, false
 }
 
-// dialectCodec implements Codec for any dialect; CodecV03 and CodecV10 are
+// dialectCodec implements Codec for any dialect; codecV03 and codecV10 are
 // its two instances.
 type dialectCodec struct{ d *dialect }
 
-// CodecV03 is the A2A 0.3 JSON-RPC codec.
-var CodecV03 Codec = dialectCodec{d: &v03}
+// codecV03 is the A2A 0.3 JSON-RPC codec.
+var codecV03 Codec = dialectCodec{d: &v03}
 
-// CodecV10 is the A2A 1.0 (ProtoJSON) JSON-RPC codec.
-var CodecV10 Codec = dialectCodec{d: &v10}
+// codecV10 is the A2A 1.0 (ProtoJSON) JSON-RPC codec.
+var codecV10 Codec = dialectCodec{d: &v10}
 
 func (c dialectCodec) Version() Version { return c.d.version }
 

@@ -42,7 +42,7 @@ func TestDuplicateMembers(t *testing.T) {
 		{"distinct names that differ only in case", V10, "send", msg10(`,"messageid":"x"`), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := decodeParams(CodecFor(c.v), c.method, c.params)
+			err := decodeParams(codecFor(c.v), c.method, c.params)
 			if c.field == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -58,7 +58,7 @@ func TestDuplicateMembers(t *testing.T) {
 	for i := range maxMembers {
 		many += `,"x` + strings.Repeat("y", i) + `":0`
 	}
-	if _, err := CodecV10.DecodeSend(json.RawMessage(many + `}}`)); err == nil {
+	if _, err := codecV10.DecodeSend(json.RawMessage(many + `}}`)); err == nil {
 		t.Error("a message of more than 64 members decoded")
 	}
 }

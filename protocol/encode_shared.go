@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // The encoders of both versions. Field order follows the 1.0 proto field
@@ -26,7 +28,7 @@ func appendOptString(dst []byte, key, s string) []byte {
 		return dst
 	}
 	dst = append(dst, key...)
-	return appendString(dst, s)
+	return jsonwire.AppendString(dst, s)
 }
 
 func appendOptStrings(dst []byte, key string, ss []string) []byte {
@@ -34,15 +36,15 @@ func appendOptStrings(dst []byte, key string, ss []string) []byte {
 		return dst
 	}
 	dst = append(dst, key...)
-	return appendStringArray(dst, ss)
+	return jsonwire.AppendStringArray(dst, ss)
 }
 
 func appendOptRaw(dst []byte, key string, raw []byte) []byte {
-	if !hasJSON(raw) {
+	if !jsonwire.HasValue(raw) {
 		return dst
 	}
 	dst = append(dst, key...)
-	return appendRawJSON(dst, raw)
+	return jsonwire.AppendRaw(dst, raw)
 }
 
 func appendParts(d *dialect, dst []byte, parts []Part) []byte {
@@ -58,7 +60,7 @@ func appendParts(d *dialect, dst []byte, parts []Part) []byte {
 
 func appendMessage(d *dialect, dst []byte, m *Message) []byte {
 	dst = append(dst, `{"messageId":`...)
-	dst = appendString(dst, m.ID)
+	dst = jsonwire.AppendString(dst, m.ID)
 	dst = appendOptString(dst, `,"contextId":`, m.ContextID)
 	dst = appendOptString(dst, `,"taskId":`, m.TaskID)
 	dst = append(dst, `,"role":"`...)
@@ -89,7 +91,7 @@ func appendStatus(d *dialect, dst []byte, s *TaskStatus) []byte {
 
 func appendArtifact(d *dialect, dst []byte, a *Artifact) []byte {
 	dst = append(dst, `{"artifactId":`...)
-	dst = appendString(dst, a.ID)
+	dst = jsonwire.AppendString(dst, a.ID)
 	dst = appendOptString(dst, `,"name":`, a.Name)
 	dst = appendOptString(dst, `,"description":`, a.Description)
 	dst = appendParts(d, dst, a.Parts)
@@ -100,11 +102,11 @@ func appendArtifact(d *dialect, dst []byte, a *Artifact) []byte {
 
 func appendTask(d *dialect, dst []byte, t *Task) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, t.ID)
+	dst = jsonwire.AppendString(dst, t.ID)
 	if t.ContextID != "" || d.tagged {
 		// Required in 0.3 even when empty; 1.0 omits the proto3 default.
 		dst = append(dst, `,"contextId":`...)
-		dst = appendString(dst, t.ContextID)
+		dst = jsonwire.AppendString(dst, t.ContextID)
 	}
 	dst = append(dst, `,"status":`...)
 	dst = appendStatus(d, dst, &t.Status)
@@ -135,9 +137,9 @@ func appendTask(d *dialect, dst []byte, t *Task) []byte {
 
 func appendStatusUpdate(d *dialect, dst []byte, u *StatusUpdate) []byte {
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, u.TaskID)
+	dst = jsonwire.AppendString(dst, u.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendString(dst, u.ContextID)
+	dst = jsonwire.AppendString(dst, u.ContextID)
 	dst = append(dst, `,"status":`...)
 	dst = appendStatus(d, dst, &u.Status)
 	if d.tagged {
@@ -152,9 +154,9 @@ func appendStatusUpdate(d *dialect, dst []byte, u *StatusUpdate) []byte {
 
 func appendArtifactUpdate(d *dialect, dst []byte, u *ArtifactUpdate) []byte {
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, u.TaskID)
+	dst = jsonwire.AppendString(dst, u.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendString(dst, u.ContextID)
+	dst = jsonwire.AppendString(dst, u.ContextID)
 	dst = append(dst, `,"artifact":`...)
 	dst = appendArtifact(d, dst, &u.Artifact)
 	if u.Append {
@@ -218,7 +220,7 @@ func appendListTasks(d *dialect, dst []byte, r *ListTasksResult) []byte {
 		dst = appendTask(d, dst, &r.Tasks[i])
 	}
 	dst = append(dst, `],"nextPageToken":`...)
-	dst = appendString(dst, r.NextPageToken)
+	dst = jsonwire.AppendString(dst, r.NextPageToken)
 	dst = append(dst, `,"pageSize":`...)
 	dst = strconv.AppendInt(dst, int64(r.PageSize), 10)
 	dst = append(dst, `,"totalSize":`...)
@@ -234,9 +236,9 @@ func appendViolations(dst []byte, vs []FieldViolation) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"field":`...)
-		dst = appendString(dst, v.Field)
+		dst = jsonwire.AppendString(dst, v.Field)
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, v.Description)
+		dst = jsonwire.AppendString(dst, v.Description)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

@@ -27,9 +27,13 @@ type FieldViolation struct {
 	Description string
 }
 
+// Error makes an *Error an error for logs and wrapping; a caller is sent
+// the codec's rendering, never this text.
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
 
-// The JSON-RPC and A2A error codes shared by both versions.
+// The JSON-RPC and A2A error codes shared by both versions. The table is
+// exported whole, codes no path returns yet included: whoever handles an
+// *Error (a binding, a client of the service) compares Code against it.
 const (
 	CodeParseError                = -32700
 	CodeInvalidRequest            = -32600
@@ -61,11 +65,11 @@ func newErr(code int, reason, msg string) *Error {
 	return &Error{Code: code, Reason: reason, Message: msg}
 }
 
-// ErrParse is -32700; the reply id is null.
-func ErrParse() *Error { return newErr(CodeParseError, "", "Invalid JSON payload") }
+// errParse is -32700; the reply id is null.
+func errParse() *Error { return newErr(CodeParseError, "", "Invalid JSON payload") }
 
-// ErrInvalidRequest is -32600 with a specific message.
-func ErrInvalidRequest(msg string) *Error {
+// errInvalidRequest is -32600 with a specific message.
+func errInvalidRequest(msg string) *Error {
 	if msg == "" {
 		msg = "Request payload validation error"
 	}
@@ -137,13 +141,17 @@ func ErrContentTypeNotSupported(msg string) *Error {
 	return newErr(CodeContentTypeNotSupported, "CONTENT_TYPE_NOT_SUPPORTED", msg)
 }
 
-// ErrInvalidAgentResponse is -32006.
-func ErrInvalidAgentResponse() *Error {
+// errInvalidAgentResponse is -32006. Nothing returns it yet (an agent's
+// bad output is a failed task); the golden error encodings keep its wire
+// form pinned for whoever does.
+func errInvalidAgentResponse() *Error {
 	return newErr(CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", "Invalid agent response")
 }
 
-// ErrExtendedCardNotConfigured is -32007.
-func ErrExtendedCardNotConfigured() *Error {
+// errExtendedCardNotConfigured is -32007. Nothing returns it yet (the
+// card never declares an extended card, so asking for one is -32004); the
+// golden error encodings keep its wire form pinned for whoever does.
+func errExtendedCardNotConfigured() *Error {
 	return newErr(CodeExtendedCardNotConfigured, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "Extended Agent Card is not configured")
 }
 

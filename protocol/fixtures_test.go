@@ -111,8 +111,8 @@ func fixtureErrors() []struct {
 		name string
 		err  *Error
 	}{
-		{"parse", ErrParse()},
-		{"invalid_request", ErrInvalidRequest("")},
+		{"parse", errParse()},
+		{"invalid_request", errInvalidRequest("")},
 		{"method_not_found", ErrMethodNotFound("tasks/list")},
 		{"invalid_params", ErrInvalidParams("Invalid parameters: message.parts: must contain at least one part",
 			FieldViolation{Field: "message.parts", Description: "must contain at least one part"},
@@ -123,8 +123,8 @@ func fixtureErrors() []struct {
 		{"push_not_supported", ErrPushNotSupported()},
 		{"unsupported_operation", ErrUnsupportedOperation("Task is in a terminal state")},
 		{"content_type_not_supported", ErrContentTypeNotSupported("")},
-		{"invalid_agent_response", ErrInvalidAgentResponse()},
-		{"extended_card_not_configured", ErrExtendedCardNotConfigured()},
+		{"invalid_agent_response", errInvalidAgentResponse()},
+		{"extended_card_not_configured", errExtendedCardNotConfigured()},
 		{"extension_support_required", ErrExtensionSupportRequired("https://ext.example.com/v1")},
 		{"version_not_supported", ErrVersionNotSupported("99.0", "")},
 	}

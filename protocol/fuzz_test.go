@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // The fuzz targets check that no input panics the decoders, that every
@@ -19,23 +21,23 @@ import (
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, e := DecodeRequest(body)
+		req, e := decodeRequest(body)
 		if req == nil {
 			t.Fatal("nil request")
 		}
 		if req.ID != nil {
-			switch kindOf(req.ID) {
-			case kindString, kindNumber, kindNull:
+			switch jsonwire.KindOf(req.ID) {
+			case jsonwire.String, jsonwire.Number, jsonwire.Null:
 			default:
 				t.Fatalf("bad id kind %q", req.ID)
 			}
 		}
-		for _, c := range []Codec{CodecV03, CodecV10} {
+		for _, c := range []Codec{codecV03, codecV10} {
 			var out []byte
 			if e != nil {
-				out = AppendErrorResponse(nil, req.ID, c.AppendError(nil, e))
+				out = appendErrorResponse(nil, req.ID, c.AppendError(nil, e))
 			} else {
-				out = AppendResult(nil, req.ID, []byte(`{}`))
+				out = appendResult(nil, req.ID, []byte(`{}`))
 			}
 			if !json.Valid(out) {
 				t.Fatalf("invalid response %s", out)
@@ -55,7 +57,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if !json.Valid(body) || req.Method == "" {
 			t.Fatalf("accepted %q", body)
 		}
-		if req.Params != nil && (kindOf(req.Params) != kindObject || !json.Valid(req.Params)) {
+		if req.Params != nil && (jsonwire.KindOf(req.Params) != jsonwire.Object || !json.Valid(req.Params)) {
 			t.Fatalf("params %q", req.Params)
 		}
 	})
@@ -63,7 +65,7 @@ func FuzzDecodeRequest(f *testing.F) {
 
 // FuzzDecodeEnvelope checks the envelope rules against encoding/json as
 // an independent reader of the top-level members: a repeated envelope
-// member, a missing id or an id over MaxIDBytes is -32600 with id null and
+// member, a missing id or an id over maxIDBytes is -32600 with id null and
 // no method, and whatever is accepted names each envelope member once and
 // echoes an id within the bound.
 func FuzzDecodeEnvelope(f *testing.F) {
@@ -78,38 +80,38 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"SendMessage","params":{}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"m"}`,
 		`{"jsonrpc":"2.0","id":"` + big + `","method":"m"}`,
-		`{"jsonrpc":"2.0","id":"` + big[:MaxIDBytes-2] + `","method":"m"}`,
-		`{"jsonrpc":"2.0","id":` + strings.Repeat("7", MaxIDBytes+1) + `,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":"` + big[:maxIDBytes-2] + `","method":"m"}`,
+		`{"jsonrpc":"2.0","id":` + strings.Repeat("7", maxIDBytes+1) + `,"method":"m"}`,
 		`{"jsonrpc":"2.0","id":"` + strings.Repeat(`\u00e9`, 200) + `","method":"m"}`,
 		`{"jsonrpc":"2.0","id":"` + strings.Repeat("\xff", 300) + `","method":"m"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, e := DecodeRequest(body)
+		req, e := decodeRequest(body)
 		counts, id, ok := topLevelMembers(body)
 		if !ok {
 			return // not a JSON object: FuzzDecodeRequest covers it
 		}
 		if !utf8.Valid(body) {
-			// Not JSON text at all (validJSON), whatever its members.
+			// Not JSON text at all (jsonwire.Valid), whatever its members.
 			if e == nil || e.Code != CodeParseError || req.ID != nil {
 				t.Fatalf("want -32700 with id null for %q, got %v id %q", body, e, req.ID)
 			}
 			return
 		}
 		dup := counts["jsonrpc"] > 1 || counts["method"] > 1 || counts["params"] > 1 || counts["id"] > 1
-		refused := dup || counts["id"] == 0 || len(id) > MaxIDBytes
+		refused := dup || counts["id"] == 0 || len(id) > maxIDBytes
 		if refused {
 			if e == nil || e.Code != CodeInvalidRequest || req.ID != nil || req.Method != "" {
 				t.Fatalf("want -32600 with id null and no method for %q, got %v id %q method %q", body, e, req.ID, req.Method)
 			}
-			if !dup && len(id) > MaxIDBytes && (e.Metadata["limit"] != LimitMaxIDBytes || e.Metadata["max"] != "1024") {
+			if !dup && len(id) > maxIDBytes && (e.Metadata["limit"] != LimitMaxIDBytes || e.Metadata["max"] != "1024") {
 				t.Fatalf("oversized id error without its limit: %+v", e)
 			}
 			return
 		}
-		if e == nil && (len(req.ID) == 0 || len(id) > MaxIDBytes) {
+		if e == nil && (len(req.ID) == 0 || len(id) > maxIDBytes) {
 			t.Fatalf("accepted id %q (sent %q)", req.ID, id)
 		}
 	})
@@ -147,12 +149,12 @@ func topLevelMembers(body []byte) (counts map[string]int, id json.RawMessage, ok
 
 func FuzzDecodeSendV03(f *testing.F) {
 	f.Add([]byte(`{"message":` + v03Msg + `}`))
-	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, CodecV03.(dialectCodec), params) })
+	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, codecV03.(dialectCodec), params) })
 }
 
 func FuzzDecodeSendV10(f *testing.F) {
 	f.Add([]byte(`{"message":` + v10Msg + `}`))
-	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, CodecV10.(dialectCodec), params) })
+	f.Fuzz(func(t *testing.T, params []byte) { fuzzSend(t, codecV10.(dialectCodec), params) })
 }
 
 // FuzzDuplicateMembers: whatever send params decode, giving any member of
@@ -163,16 +165,16 @@ func FuzzDuplicateMembers(f *testing.F) {
 	f.Add([]byte(`{"message":`+v03Msg+`,"metadata":{"a":1}}`), uint8(3), false, true)
 	f.Add([]byte(`{"configuration":{"blocking":false},"message":`+v03Msg+`}`), uint8(1), false, false)
 	f.Fuzz(func(t *testing.T, params []byte, pick uint8, inMessage, asNull bool) {
-		for _, c := range []Codec{CodecV03, CodecV10} {
+		for _, c := range []Codec{codecV03, codecV10} {
 			if _, err := c.DecodeSend(params); err != nil {
 				continue
 			}
-			obj := trimSpace(params)
+			obj := jsonwire.TrimSpace(params)
 			field := ""
 			if inMessage {
 				var msg []byte
-				it := newObjIter(obj)
-				for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+				it := jsonwire.NewObjIter(obj)
+				for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 					if string(key) == "message" {
 						msg = val
 					}
@@ -180,8 +182,8 @@ func FuzzDuplicateMembers(f *testing.F) {
 				obj, field = msg, "message"
 			}
 			var keys, vals [][]byte
-			it := newObjIter(obj)
-			for key, val, ok := it.next(); ok; key, val, ok = it.next() {
+			it := jsonwire.NewObjIter(obj)
+			for key, val, ok := it.Next(); ok; key, val, ok = it.Next() {
 				keys, vals = append(keys, key), append(vals, val)
 			}
 			if len(keys) == 0 {
@@ -194,7 +196,7 @@ func FuzzDuplicateMembers(f *testing.F) {
 			}
 			// The copy goes right after the opening brace of obj.
 			at := bytes.Index(params, obj) + 1
-			dup := append(appendString(nil, string(keys[i])), ':')
+			dup := append(jsonwire.AppendString(nil, string(keys[i])), ':')
 			dup = append(append(dup, val...), ',')
 			doubled := append(append(append([]byte{}, params[:at]...), dup...), params[at:]...)
 			_, err := c.DecodeSend(doubled)
@@ -217,7 +219,7 @@ func fuzzSend(t *testing.T, c dialectCodec, params []byte) {
 		if !errors.As(err, &e) || e.Code != CodeInvalidParams || len(e.Violations) == 0 || p != nil {
 			t.Fatalf("bad error %#v / %v", err, p)
 		}
-		for _, c := range []Codec{CodecV03, CodecV10} {
+		for _, c := range []Codec{codecV03, codecV10} {
 			if out := c.AppendError(nil, e); !json.Valid(out) {
 				t.Fatalf("invalid error JSON %s", out)
 			}
@@ -255,7 +257,7 @@ func normalise(m *Message) {
 		if r == nil {
 			return nil
 		}
-		return appendRawJSON(nil, r)
+		return jsonwire.AppendRaw(nil, r)
 	}
 	m.Metadata = n(m.Metadata)
 	for i := range m.Parts {

@@ -59,7 +59,7 @@ func TestGoldenEncodings(t *testing.T) {
 	working, final := fixtureStatusWorking(), fixtureStatusFinal()
 	first, last := fixtureArtifactFirst(), fixtureArtifactLast()
 	bare := Task{ID: "task-2", Status: TaskStatus{State: StateSubmitted}}
-	for _, c := range []Codec{CodecV03, CodecV10} {
+	for _, c := range []Codec{codecV03, codecV10} {
 		dir := codecDir(c) + "/"
 		cases := []struct {
 			name string

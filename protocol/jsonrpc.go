@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // DefaultMaxDepth bounds how deeply a request body may nest arrays and
@@ -11,17 +13,17 @@ import (
 // plenty for metadata and data parts while keeping hostile bodies cheap.
 const DefaultMaxDepth = 32
 
-// MaxIDBytes bounds a request id, in bytes of its JSON text as sent
+// maxIDBytes bounds a request id, in bytes of its JSON text as sent
 // (quotes and escapes included). The id is kept for the whole request, and
 // echoed in every frame of a stream, so it must be small; clients send
 // UUIDs or counters. It is fixed, not a setting.
-const MaxIDBytes = 1 << 10
+const maxIDBytes = 1 << 10
 
 // Request is a decoded JSON-RPC 2.0 request envelope.
 type Request struct {
 	// ID is the id exactly as sent (a string or number literal, or null);
 	// nil when the member was absent. It is a copy: safe to keep after the
-	// body is reused. Echo it with AppendResult / AppendErrorResponse.
+	// body is reused. Echo it with AppendResultHead / AppendErrorHead.
 	ID json.RawMessage
 	// Method is the method name.
 	Method string
@@ -30,8 +32,9 @@ type Request struct {
 	Params json.RawMessage
 }
 
-// DecodeRequest decodes a JSON-RPC request body with DefaultMaxDepth.
-func DecodeRequest(body []byte) (*Request, *Error) {
+// decodeRequest decodes a JSON-RPC request body with DefaultMaxDepth (the
+// tests' shorthand).
+func decodeRequest(body []byte) (*Request, *Error) {
 	return DecodeRequestLimit(body, DefaultMaxDepth)
 }
 
@@ -53,7 +56,7 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 //     members are ignored, repeated or not;
 //   - no id member (a notification) → -32600, id null: A2A defines no
 //     notifications, and running a request nobody may answer is refused;
-//   - an id over MaxIDBytes → -32600, id null (a huge id is not echoed),
+//   - an id over 1 KiB of JSON text → -32600, id null (a huge id is not echoed),
 //     with the limit's name and value in the metadata;
 //   - an id that is an object, array or boolean → -32600, id null;
 //   - jsonrpc other than "2.0", a missing, empty or non-string method →
@@ -73,17 +76,17 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		maxDepth = DefaultMaxDepth
 	}
 	req := &Request{}
-	depth, valid := validJSON(body)
+	depth, valid := jsonwire.Valid(body)
 	if !valid {
-		return req, ErrParse()
+		return req, errParse()
 	}
-	obj := trimSpace(body)
-	switch kindOf(obj) {
-	case kindObject:
-	case kindArray:
-		return req, ErrInvalidRequest("Batch requests are not supported")
+	obj := jsonwire.TrimSpace(body)
+	switch jsonwire.KindOf(obj) {
+	case jsonwire.Object:
+	case jsonwire.Array:
+		return req, errInvalidRequest("Batch requests are not supported")
 	default:
-		return req, ErrInvalidRequest("Request must be a JSON object")
+		return req, errInvalidRequest("Request must be a JSON object")
 	}
 
 	var (
@@ -91,9 +94,9 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		// seen has one bit per envelope member met so far.
 		seen uint8
 	)
-	it := newObjIter(obj)
+	it := jsonwire.NewObjIter(obj)
 	for {
-		key, val, ok := it.next()
+		key, val, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -111,49 +114,49 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 			continue
 		}
 		if seen&bit != 0 {
-			return req, ErrInvalidRequest(`Request has more than one "` + string(key) + `" member`)
+			return req, errInvalidRequest(`Request has more than one "` + string(key) + `" member`)
 		}
 		seen |= bit
 	}
-	if it.bad {
-		return req, ErrParse()
+	if it.Malformed() {
+		return req, errParse()
 	}
 	if id == nil {
-		return req, ErrInvalidRequest("Request has no id: notifications are not supported")
+		return req, errInvalidRequest("Request has no id: notifications are not supported")
 	}
-	if len(id) > MaxIDBytes {
-		e := ErrInvalidRequest("Request id " + overBytes(len(id), LimitMaxIDBytes, MaxIDBytes))
-		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(MaxIDBytes)}
+	if len(id) > maxIDBytes {
+		e := errInvalidRequest("Request id " + overBytes(len(id), LimitMaxIDBytes, maxIDBytes))
+		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(maxIDBytes)}
 		return req, e
 	}
-	switch kindOf(id) {
-	case kindString, kindNumber, kindNull:
+	switch jsonwire.KindOf(id) {
+	case jsonwire.String, jsonwire.Number, jsonwire.Null:
 		req.ID = copyID(id)
 	default:
-		return req, ErrInvalidRequest("Request id must be a string, a number or null")
+		return req, errInvalidRequest("Request id must be a string, a number or null")
 	}
-	if kindOf(version) != kindString {
-		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
+	if jsonwire.KindOf(version) != jsonwire.String {
+		return req, errInvalidRequest(`jsonrpc must be "2.0"`)
 	}
-	if v, _ := unquoteBytes(version); string(v) != "2.0" {
-		return req, ErrInvalidRequest(`jsonrpc must be "2.0"`)
+	if v, _ := jsonwire.UnquoteBytes(version); string(v) != "2.0" {
+		return req, errInvalidRequest(`jsonrpc must be "2.0"`)
 	}
-	if kindOf(method) != kindString {
-		return req, ErrInvalidRequest("method must be a non-empty string")
+	if jsonwire.KindOf(method) != jsonwire.String {
+		return req, errInvalidRequest("method must be a non-empty string")
 	}
-	m, ok := unquote(method)
+	m, ok := jsonwire.Unquote(method)
 	if !ok || m == "" {
-		return req, ErrInvalidRequest("method must be a non-empty string")
+		return req, errInvalidRequest("method must be a non-empty string")
 	}
 	req.Method = m
 	if depth > maxDepth {
-		e := ErrInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels (the " + LimitMaxJSONDepth + " limit)")
+		e := errInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels (the " + LimitMaxJSONDepth + " limit)")
 		e.Metadata = map[string]string{"limit": LimitMaxJSONDepth, "max": strconv.Itoa(maxDepth)}
 		return req, e
 	}
-	switch kindOf(params) {
-	case kindInvalid, kindNull:
-	case kindObject:
+	switch jsonwire.KindOf(params) {
+	case jsonwire.Invalid, jsonwire.Null:
+	case jsonwire.Object:
 		req.Params = params
 	default:
 		return req, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
@@ -192,8 +195,8 @@ func appendIDHead(dst, id []byte) []byte {
 	return append(dst, id...)
 }
 
-// AppendResult appends a whole success response; a nil id is null.
-func AppendResult(dst, id, result []byte) []byte {
+// appendResult appends a whole success response; a nil id is null.
+func appendResult(dst, id, result []byte) []byte {
 	dst = AppendResultHead(dst, id)
 	if len(result) == 0 {
 		dst = append(dst, "null"...)
@@ -203,9 +206,9 @@ func AppendResult(dst, id, result []byte) []byte {
 	return AppendResponseEnd(dst)
 }
 
-// AppendErrorResponse appends a whole error response; errObj is the error
+// appendErrorResponse appends a whole error response; errObj is the error
 // object a codec's AppendError produced.
-func AppendErrorResponse(dst, id, errObj []byte) []byte {
+func appendErrorResponse(dst, id, errObj []byte) []byte {
 	dst = AppendErrorHead(dst, id)
 	dst = append(dst, errObj...)
 	return AppendResponseEnd(dst)
@@ -269,13 +272,13 @@ func DialectOf(method string) Version {
 	return V10
 }
 
-// CodecFor returns the codec of v, or nil for an unknown version.
-func CodecFor(v Version) Codec {
+// codecFor returns the codec of v, or nil for an unknown version.
+func codecFor(v Version) Codec {
 	switch v {
 	case V03:
-		return CodecV03
+		return codecV03
 	case V10:
-		return CodecV10
+		return codecV10
 	}
 	return nil
 }

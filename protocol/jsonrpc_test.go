@@ -9,9 +9,9 @@ import (
 
 func TestDecodeRequest(t *testing.T) {
 	deep := `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`
-	// Ids of exactly MaxIDBytes and one byte more, quotes included.
-	idAt := `"` + strings.Repeat("i", MaxIDBytes-2) + `"`
-	idOver := `"` + strings.Repeat("i", MaxIDBytes-1) + `"`
+	// Ids of exactly maxIDBytes and one byte more, quotes included.
+	idAt := `"` + strings.Repeat("i", maxIDBytes-2) + `"`
+	idOver := `"` + strings.Repeat("i", maxIDBytes-1) + `"`
 	idLimit := map[string]string{"limit": LimitMaxIDBytes, "max": "1024"}
 	withID := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"SendMessage","params":{}}` }
 	tests := []struct {
@@ -33,7 +33,7 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "ok unknown members ignored", body: `{"jsonrpc":"2.0","id":1,"method":"m","extra":{"a":[1,2]}}`, id: `1`, method: "m"},
 		{name: "ok unknown member repeated", body: `{"jsonrpc":"2.0","id":1,"method":"m","x":1,"x":2}`, id: `1`, method: "m"},
 		{name: "ok id at the bound", body: withID(idAt), id: idAt, method: "SendMessage", params: `{}`},
-		{name: "ok number id at the bound", body: withID(strings.Repeat("9", MaxIDBytes)), id: strings.Repeat("9", MaxIDBytes), method: "SendMessage", params: `{}`},
+		{name: "ok number id at the bound", body: withID(strings.Repeat("9", maxIDBytes)), id: strings.Repeat("9", maxIDBytes), method: "SendMessage", params: `{}`},
 		{name: "ok depth exactly at limit", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`, id: `1`, method: "m", params: `{"a":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}`},
 
 		{name: "malformed", body: `{"jsonrpc":"2.0","id":1,"method":`, code: CodeParseError},
@@ -68,14 +68,14 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "duplicate without id", body: `{"jsonrpc":"2.0","method":"a","method":"b"}`, code: CodeInvalidRequest, message: `more than one "method"`},
 		{name: "id over the bound", body: withID(idOver), code: CodeInvalidRequest, message: "Request id is 1025 bytes, over the max_id_size limit of 1024 bytes", meta: idLimit},
 		{name: "2 KiB id", body: withID(`"` + strings.Repeat("x", 2046) + `"`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
-		{name: "number id over the bound", body: withID(strings.Repeat("9", MaxIDBytes+1)), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
+		{name: "number id over the bound", body: withID(strings.Repeat("9", maxIDBytes+1)), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
 		{name: "escaped id over the bound", body: withID(`"` + strings.Repeat(`\u0041`, 200) + `"`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
 		{name: "oversized id before a bad method", body: `{"jsonrpc":"1.0","id":` + idOver + `}`, code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
 		{name: "oversized object id", body: withID(`{"a":"` + strings.Repeat("x", 2048) + `"}`), code: CodeInvalidRequest, message: "max_id_size", meta: idLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, e := DecodeRequest([]byte(tt.body))
+			req, e := decodeRequest([]byte(tt.body))
 			if req == nil {
 				t.Fatal("nil request")
 			}
@@ -127,7 +127,7 @@ func TestDecodeRequestLimit(t *testing.T) {
 
 func TestDecodeRequestCopiesID(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":"abc","method":"m"}`)
-	req, e := DecodeRequest(body)
+	req, e := decodeRequest(body)
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -138,14 +138,14 @@ func TestDecodeRequestCopiesID(t *testing.T) {
 }
 
 // A body that is not UTF-8 is not JSON text (RFC 8259 §8.1): -32700 with id
-// null, wherever the bad byte is (see validJSON for why it is not read).
+// null, wherever the bad byte is (see jsonwire.Valid for why it is not read).
 func TestDecodeRequestInvalidUTF8(t *testing.T) {
 	for _, body := range []string{
 		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"data\":{\"k\xff\":\"v\"}}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"metadata\":{\"k\":\"\xc3\"}}}",
 	} {
-		req, e := DecodeRequest([]byte(body))
+		req, e := decodeRequest([]byte(body))
 		if e == nil || e.Code != CodeParseError || req.ID != nil {
 			t.Errorf("%q: %v, id %q", body, e, req.ID)
 		}
@@ -156,12 +156,12 @@ func TestAppendResponses(t *testing.T) {
 	tests := []struct {
 		got, want string
 	}{
-		{string(AppendResult(nil, []byte(`"x"`), []byte(`{"a":1}`))), `{"jsonrpc":"2.0","id":"x","result":{"a":1}}`},
-		{string(AppendResult(nil, nil, []byte(`{}`))), `{"jsonrpc":"2.0","id":null,"result":{}}`},
-		{string(AppendResult([]byte("pre"), []byte(`5`), nil)), `pre{"jsonrpc":"2.0","id":5,"result":null}`},
-		{string(AppendErrorResponse(nil, nil, []byte(`{"code":-32700,"message":"Invalid JSON payload"}`))), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Invalid JSON payload"}}`},
-		{string(AppendErrorResponse(nil, []byte(`12`), CodecV10.AppendError(nil, ErrTaskNotFound("t")))), `{"jsonrpc":"2.0","id":12,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t"}}]}}`},
-		{string(AppendResponseEnd(CodecV03.AppendTask(AppendResultHead(nil, []byte(`1`)), &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: StateWorking}}))), `{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"working"},"kind":"task"}}`},
+		{string(appendResult(nil, []byte(`"x"`), []byte(`{"a":1}`))), `{"jsonrpc":"2.0","id":"x","result":{"a":1}}`},
+		{string(appendResult(nil, nil, []byte(`{}`))), `{"jsonrpc":"2.0","id":null,"result":{}}`},
+		{string(appendResult([]byte("pre"), []byte(`5`), nil)), `pre{"jsonrpc":"2.0","id":5,"result":null}`},
+		{string(appendErrorResponse(nil, nil, []byte(`{"code":-32700,"message":"Invalid JSON payload"}`))), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Invalid JSON payload"}}`},
+		{string(appendErrorResponse(nil, []byte(`12`), codecV10.AppendError(nil, ErrTaskNotFound("t")))), `{"jsonrpc":"2.0","id":12,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t"}}]}}`},
+		{string(AppendResponseEnd(codecV03.AppendTask(AppendResultHead(nil, []byte(`1`)), &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: StateWorking}}))), `{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"working"},"kind":"task"}}`},
 	}
 	for i, tt := range tests {
 		if tt.got != tt.want {
@@ -223,8 +223,8 @@ func TestDialectAndCodecFor(t *testing.T) {
 			t.Errorf("DialectOf(%q) != V10", m)
 		}
 	}
-	if CodecFor(V03).Version() != V03 || CodecFor(V10).Version() != V10 || CodecFor(0) != nil {
-		t.Error("CodecFor")
+	if codecFor(V03).Version() != V03 || codecFor(V10).Version() != V10 || codecFor(0) != nil {
+		t.Error("codecFor")
 	}
 }
 
@@ -234,46 +234,46 @@ func TestMethods(t *testing.T) {
 		name string
 		want Method
 	}{
-		{CodecV03, "message/send", MethodSend},
-		{CodecV03, "message/stream", MethodStream},
-		{CodecV03, "tasks/get", MethodGetTask},
-		{CodecV03, "tasks/cancel", MethodCancelTask},
-		{CodecV03, "tasks/resubscribe", MethodSubscribe},
-		{CodecV03, "tasks/pushNotificationConfig/set", MethodPushSet},
-		{CodecV03, "tasks/pushNotificationConfig/get", MethodPushGet},
-		{CodecV03, "tasks/pushNotificationConfig/list", MethodPushList},
-		{CodecV03, "tasks/pushNotificationConfig/delete", MethodPushDelete},
-		{CodecV03, "agent/getAuthenticatedExtendedCard", MethodExtendedCard},
-		{CodecV10, "SendMessage", MethodSend},
-		{CodecV10, "SendStreamingMessage", MethodStream},
-		{CodecV10, "GetTask", MethodGetTask},
-		{CodecV10, "ListTasks", MethodListTasks},
-		{CodecV10, "CancelTask", MethodCancelTask},
-		{CodecV10, "SubscribeToTask", MethodSubscribe},
-		{CodecV10, "CreateTaskPushNotificationConfig", MethodPushSet},
-		{CodecV10, "GetTaskPushNotificationConfig", MethodPushGet},
-		{CodecV10, "ListTaskPushNotificationConfigs", MethodPushList},
-		{CodecV10, "DeleteTaskPushNotificationConfig", MethodPushDelete},
-		{CodecV10, "GetExtendedAgentCard", MethodExtendedCard},
+		{codecV03, "message/send", MethodSend},
+		{codecV03, "message/stream", MethodStream},
+		{codecV03, "tasks/get", MethodGetTask},
+		{codecV03, "tasks/cancel", MethodCancelTask},
+		{codecV03, "tasks/resubscribe", MethodSubscribe},
+		{codecV03, "tasks/pushNotificationConfig/set", MethodPushSet},
+		{codecV03, "tasks/pushNotificationConfig/get", MethodPushGet},
+		{codecV03, "tasks/pushNotificationConfig/list", MethodPushList},
+		{codecV03, "tasks/pushNotificationConfig/delete", MethodPushDelete},
+		{codecV03, "agent/getAuthenticatedExtendedCard", MethodExtendedCard},
+		{codecV10, "SendMessage", MethodSend},
+		{codecV10, "SendStreamingMessage", MethodStream},
+		{codecV10, "GetTask", MethodGetTask},
+		{codecV10, "ListTasks", MethodListTasks},
+		{codecV10, "CancelTask", MethodCancelTask},
+		{codecV10, "SubscribeToTask", MethodSubscribe},
+		{codecV10, "CreateTaskPushNotificationConfig", MethodPushSet},
+		{codecV10, "GetTaskPushNotificationConfig", MethodPushGet},
+		{codecV10, "ListTaskPushNotificationConfigs", MethodPushList},
+		{codecV10, "DeleteTaskPushNotificationConfig", MethodPushDelete},
+		{codecV10, "GetExtendedAgentCard", MethodExtendedCard},
 	}
 	for _, tt := range tests {
 		m, ok := tt.c.Method(tt.name)
 		if !ok || m != tt.want {
 			t.Errorf("%v Method(%q) = %v,%v", tt.c.Version(), tt.name, m, ok)
 		}
-		other := CodecV03
+		other := codecV03
 		if tt.c.Version() == V03 {
-			other = CodecV10
+			other = codecV10
 		}
 		if _, ok := other.Method(tt.name); ok {
 			t.Errorf("%q also a method of %v", tt.name, other.Version())
 		}
 	}
 	for _, bad := range []string{"tasks/list", "sendMessage", "", "agent/authenticatedExtendedCard"} {
-		if _, ok := CodecV03.Method(bad); ok {
+		if _, ok := codecV03.Method(bad); ok {
 			t.Errorf("v03 accepts %q", bad)
 		}
-		if _, ok := CodecV10.Method(bad); ok {
+		if _, ok := codecV10.Method(bad); ok {
 			t.Errorf("v10 accepts %q", bad)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // Limits bound what one decoded request may carry. The codecs check them
@@ -36,8 +38,8 @@ const (
 
 // The names of the limits as errors report them (metadata "limit"). They
 // are the Caddyfile keys, so an operator reading a client's error report
-// knows which setting to change; LimitMaxIDBytes names MaxIDBytes, which
-// no setting changes.
+// knows which setting to change; LimitMaxIDBytes names the fixed bound on
+// a request id (1 KiB), which no setting changes.
 const (
 	LimitMaxParts         = "max_parts"
 	LimitMaxTextBytes     = "max_text_size"
@@ -52,16 +54,16 @@ const (
 // an unbounded one multiplies: a 3 MB contextId made every event of its task
 // 3 MB. They are not settings: no client needs more.
 const (
-	// MaxIdentifierBytes bounds one identifier a caller chooses (messageId,
+	// maxIdentifierBytes bounds one identifier a caller chooses (messageId,
 	// contextId, taskId, a reference task id, an extension URI, a media
 	// type in acceptedOutputModes, tenant, a page token), as decoded.
-	MaxIdentifierBytes = 256
-	// MaxIdentifiers bounds an array of them (referenceTaskIds,
+	maxIdentifierBytes = 256
+	// maxIdentifiers bounds an array of them (referenceTaskIds,
 	// extensions, acceptedOutputModes).
-	MaxIdentifiers = 64
-	// LimitMaxIdentifierBytes and LimitMaxIdentifiers name them in errors.
-	LimitMaxIdentifierBytes = "max_identifier_size"
-	LimitMaxIdentifiers     = "max_identifiers"
+	maxIdentifiers = 64
+	// limitMaxIdentifierBytes and limitMaxIdentifiers name them in errors.
+	limitMaxIdentifierBytes = "max_identifier_size"
+	limitMaxIdentifiers     = "max_identifiers"
 )
 
 // DefaultLimits returns the limits used when none are configured.
@@ -111,8 +113,7 @@ func (l Limits) Validate() error {
 }
 
 // NewCodec returns the codec of v enforcing l (zero fields take their
-// defaults), or nil for an unknown version. CodecV03 and CodecV10 enforce
-// the default limits.
+// defaults), or nil for an unknown version.
 func NewCodec(v Version, l Limits) Codec {
 	var d dialect
 	switch v {
@@ -141,7 +142,7 @@ func overBytes(n int, limit string, max int) string {
 	return "is " + strconv.Itoa(n) + " bytes, over the " + limit + " limit of " + strconv.Itoa(max) + " bytes"
 }
 
-// readID reads an identifier within MaxIdentifierBytes. A literal longer
+// readID reads an identifier within maxIdentifierBytes. A literal longer
 // than any escaping of the bound is refused before it is unquoted.
 func readID(v []byte, parent, name string) (string, *Error) {
 	s, n, e := readIDValue(v, parent, name)
@@ -155,34 +156,34 @@ func readID(v []byte, parent, name string) (string, *Error) {
 // size n (and no error), so that a caller names the field only then: the
 // path of an array element is built on failure alone.
 func readIDValue(v []byte, parent, name string) (s string, n int, e *Error) {
-	if len(v) > 6*MaxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
+	if len(v) > 6*maxIdentifierBytes+2 { // every byte a \uXXXX escape, and the quotes
 		return "", len(v), nil
 	}
 	s, e = readString(v, parent, name)
-	if e == nil && len(s) > MaxIdentifierBytes {
+	if e == nil && len(s) > maxIdentifierBytes {
 		return "", len(s), nil
 	}
 	return s, 0, e
 }
 
-// readIDs reads an array of identifiers: at most MaxIdentifiers, each
-// within MaxIdentifierBytes.
+// readIDs reads an array of identifiers: at most maxIdentifiers, each
+// within maxIdentifierBytes.
 func readIDs(v []byte, parent, name string) ([]string, *Error) {
-	if kindOf(v) != kindArray {
+	if jsonwire.KindOf(v) != jsonwire.Array {
 		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	var out []string
-	it := newArrIter(v)
+	it := jsonwire.NewArrIter(v)
 	for i := 0; ; i++ {
-		el, ok := it.next()
+		el, ok := it.Next()
 		if !ok {
 			break
 		}
-		if i == MaxIdentifiers {
-			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(MaxIdentifiers)+" entries (the "+LimitMaxIdentifiers+" limit)",
-				LimitMaxIdentifiers, MaxIdentifiers)
+		if i == maxIdentifiers {
+			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(maxIdentifiers)+" entries (the "+limitMaxIdentifiers+" limit)",
+				limitMaxIdentifiers, maxIdentifiers)
 		}
-		if kindOf(el) != kindString {
+		if jsonwire.KindOf(el) != jsonwire.String {
 			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
 		}
 		s, n, e := readIDValue(el, parent, name)
@@ -194,14 +195,14 @@ func readIDs(v []byte, parent, name string) ([]string, *Error) {
 		}
 		out = append(out, s)
 	}
-	if it.bad {
+	if it.Malformed() {
 		return nil, invalidField(join(parent, name), "must be an array of strings")
 	}
 	return out, nil
 }
 
 func idTooLong(field string, n int) *Error {
-	return limitError(field, overBytes(n, LimitMaxIdentifierBytes, MaxIdentifierBytes), LimitMaxIdentifierBytes, MaxIdentifierBytes)
+	return limitError(field, overBytes(n, limitMaxIdentifierBytes, maxIdentifierBytes), limitMaxIdentifierBytes, maxIdentifierBytes)
 }
 
 // tooManyParts is the error for a parts array longer than MaxParts.
@@ -246,7 +247,7 @@ func (d *dialect) readText(v []byte, parent, name string) (string, *Error) {
 // needs no JSON escapes, so the size is read off the JSON text itself when
 // it has none, before even the text is copied.
 func (d *dialect) readFileBytes(v []byte, parent, name string) ([]byte, *Error) {
-	if kindOf(v) == kindString && bytes.IndexByte(v, '\\') < 0 {
+	if jsonwire.KindOf(v) == jsonwire.String && bytes.IndexByte(v, '\\') < 0 {
 		if n := base64DecodedLen(v[1 : len(v)-1]); n > d.lim.MaxFileBytes {
 			return nil, d.fileTooLarge(join(parent, name), n)
 		}
@@ -258,7 +259,7 @@ func (d *dialect) readFileBytes(v []byte, parent, name string) ([]byte, *Error) 
 	if n := base64DecodedLen(s); n > d.lim.MaxFileBytes {
 		return nil, d.fileTooLarge(join(parent, name), n)
 	}
-	b, ok := decodeBase64(s)
+	b, ok := DecodeBase64(s)
 	if !ok {
 		return nil, invalidField(join(parent, name), "must be base64")
 	}
@@ -272,9 +273,9 @@ func (d *dialect) fileTooLarge(field string, n int) *Error {
 	return limitError(field, overBytes(n, LimitMaxFileBytes, d.lim.MaxFileBytes), LimitMaxFileBytes, d.lim.MaxFileBytes)
 }
 
-// base64DecodedLen is how many bytes s decodes to, padding ignored (as
-// decodeBase64 ignores it). For input that is not base64 it is still an
-// upper bound, which is all the limit needs.
+// base64DecodedLen is how many bytes s decodes to, padded or not (the
+// padding is not counted). For input that DecodeBase64 refuses it is still
+// an upper bound, which is all the limit needs.
 func base64DecodedLen[T string | []byte](s T) int {
 	n := len(s)
 	for n > 0 && s[n-1] == '=' {

@@ -37,7 +37,7 @@ func wantLimit(t *testing.T, err error, field, limit, max string) {
 			FieldViolations []FieldViolation
 		}
 	}
-	if err := json.Unmarshal(CodecV10.AppendError(nil, e), &v10); err != nil {
+	if err := json.Unmarshal(codecV10.AppendError(nil, e), &v10); err != nil {
 		t.Fatal(err)
 	}
 	if v10.Code != CodeInvalidParams || len(v10.Data) != 2 ||
@@ -49,7 +49,7 @@ func wantLimit(t *testing.T, err error, field, limit, max string) {
 	// 0.3 errors carry no data (see appendErrorV03): the message names the
 	// limit and the field instead.
 	var v03 map[string]any
-	if err := json.Unmarshal(CodecV03.AppendError(nil, e), &v03); err != nil {
+	if err := json.Unmarshal(codecV03.AppendError(nil, e), &v03); err != nil {
 		t.Fatal(err)
 	}
 	msg, _ := v03["message"].(string)
@@ -168,7 +168,7 @@ func TestDefaultLimits(t *testing.T) {
 		t.Fatalf("defaults %+v", DefaultLimits())
 	}
 	// The package codecs and a codec with zero limits enforce the defaults.
-	for _, c := range []Codec{CodecV10, NewCodec(V10, Limits{})} {
+	for _, c := range []Codec{codecV10, NewCodec(V10, Limits{})} {
 		if _, err := c.DecodeSend(json.RawMessage(paramsV10(repeatJoin(`{"text":"a"}`, 64), ""))); err != nil {
 			t.Fatalf("64 parts refused: %v", err)
 		}
@@ -239,12 +239,12 @@ func TestDecodeRequestDepthNamesLimit(t *testing.T) {
 // (max_identifiers), in both versions, naming the field; at the bound it
 // passes.
 func TestIdentifierBounds(t *testing.T) {
-	long := `"` + strings.Repeat("x", MaxIdentifierBytes+1) + `"`
-	atBound := `"` + strings.Repeat("x", MaxIdentifierBytes) + `"`
-	escapedLong := `"` + strings.Repeat(`\u0078`, MaxIdentifierBytes+1) + `"`
+	long := `"` + strings.Repeat("x", maxIdentifierBytes+1) + `"`
+	atBound := `"` + strings.Repeat("x", maxIdentifierBytes) + `"`
+	escapedLong := `"` + strings.Repeat(`\u0078`, maxIdentifierBytes+1) + `"`
 	ids := func(n int) string { return "[" + repeatJoin(`"t"`, n) + "]" }
 	text10, text03 := `{"text":"hi"}`, `{"kind":"text","text":"hi"}`
-	size, count := LimitMaxIdentifierBytes, LimitMaxIdentifiers
+	size, count := limitMaxIdentifierBytes, limitMaxIdentifiers
 	max, maxN := "256", "64"
 	for _, c := range []struct {
 		name, method string
@@ -257,11 +257,11 @@ func TestIdentifierBounds(t *testing.T) {
 		{"contextId at the bound", "send", V10, paramsV10(text10, `,"contextId":`+atBound), "", ""},
 		{"messageId 0.3", "send", V03, `{"message":{"kind":"message","messageId":` + long + `,"role":"user","parts":[` + text03 + `]}}`, "message.messageId", size},
 		{"taskId", "send", V10, paramsV10(text10, `,"taskId":`+long), "message.taskId", size},
-		{"referenceTaskIds count", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(MaxIdentifiers+1)), "message.referenceTaskIds", count},
-		{"referenceTaskIds at the bound", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(MaxIdentifiers)), "", ""},
+		{"referenceTaskIds count", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(maxIdentifiers+1)), "message.referenceTaskIds", count},
+		{"referenceTaskIds at the bound", "send", V10, paramsV10(text10, `,"referenceTaskIds":`+ids(maxIdentifiers)), "", ""},
 		{"referenceTaskIds size", "send", V03, paramsV03(text03, `,"referenceTaskIds":["a",`+long+`]`), "message.referenceTaskIds[1]", size},
 		{"extensions", "send", V10, paramsV10(text10, `,"extensions":[`+long+`]`), "message.extensions[0]", size},
-		{"acceptedOutputModes", "send", V10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[` + text10 + `]},"configuration":{"acceptedOutputModes":` + ids(MaxIdentifiers+1) + `}}`, "configuration.acceptedOutputModes", count},
+		{"acceptedOutputModes", "send", V10, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[` + text10 + `]},"configuration":{"acceptedOutputModes":` + ids(maxIdentifiers+1) + `}}`, "configuration.acceptedOutputModes", count},
 		{"tenant", "send", V10, `{"tenant":` + long + `,"message":{"messageId":"m","role":"ROLE_USER","parts":[` + text10 + `]}}`, "tenant", size},
 		{"get id", "get", V10, `{"id":` + long + `}`, "id", size},
 		{"cancel id", "cancel", V03, `{"id":` + long + `}`, "id", size},
@@ -269,7 +269,7 @@ func TestIdentifierBounds(t *testing.T) {
 		{"list pageToken", "list", V10, `{"pageToken":` + long + `}`, "pageToken", size},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := decodeParams(CodecFor(c.v), c.method, c.params)
+			err := decodeParams(codecFor(c.v), c.method, c.params)
 			if c.field == "" {
 				if err != nil {
 					t.Fatalf("refused at the bound: %v", err)

@@ -11,12 +11,6 @@ import (
 // names and descriptions (so a limit means one thing whoever made the
 // part), and to what a client may safely take from a part it is handed.
 
-// JSONDepth reports whether b is exactly one JSON value, with optional
-// surrounding whitespace, and how deeply it nests arrays and objects: the
-// check a request body gets before it is decoded (max_json_depth), for
-// JSON that did not come in a request.
-func JSONDepth(b []byte) (depth int, ok bool) { return validJSON(b) }
-
 // CheckParts holds parts that did not come through a codec to the limits
 // the codecs enforce on a caller's message: at most MaxParts of them, and
 // each within CheckPart's limits. Zero fields of l take their defaults.
@@ -72,7 +66,7 @@ func (d *dialect) textTooLarge(field string, n int) *Error {
 // "." or "..") with no control character. The error is -32602 naming the
 // field; field is the part's path ("" for none).
 func CheckOutputPart(p *Part, field string) *Error {
-	if p.MediaType != "" && !ValidMediaType(p.MediaType) {
+	if p.MediaType != "" && !validMediaType(p.MediaType) {
 		return invalidField(join(field, "mediaType"), "must be a media type without control characters")
 	}
 	if p.URL != "" && !validFileURL(p.URL) {
@@ -84,11 +78,11 @@ func CheckOutputPart(p *Part, field string) *Error {
 	return nil
 }
 
-// ValidMediaType reports whether s is a media type (type/subtype, with
+// validMediaType reports whether s is a media type (type/subtype, with
 // optional parameters) and holds no control character. The second test
 // is not redundant: mime.ParseMediaType drops some control characters
 // inside quoted parameter values instead of refusing them.
-func ValidMediaType(s string) bool {
+func validMediaType(s string) bool {
 	return !hasControl(s, false) && isMediaType(s)
 }
 

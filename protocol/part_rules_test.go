@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -80,21 +79,6 @@ func TestCheckOutputPart(t *testing.T) {
 			t.Errorf("%+v refused: %v", tc.part, e)
 		case tc.field != "" && (e == nil || e.Code != CodeInvalidParams || len(e.Violations) != 1 || e.Violations[0].Field != tc.field):
 			t.Errorf("%+v: %+v, want a violation of %s", tc.part, e, tc.field)
-		}
-	}
-}
-
-// TestJSONDepth is the envelope's depth for any document.
-func TestJSONDepth(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		depth int
-		ok    bool
-	}{
-		{`1`, 0, true}, {` {"a":[{}]} `, 3, true}, {strings.Repeat("[", 100) + strings.Repeat("]", 100), 100, true}, {`[1,]`, 0, false}, {`{} {}`, 0, false},
-	} {
-		if d, ok := JSONDepth([]byte(tc.in)); ok != tc.ok || ok && d != tc.depth {
-			t.Errorf("%.20s: %d %v, want %d %v", tc.in, d, ok, tc.depth, tc.ok)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // TestMessageRoundTrip checks decode(encode(m)) == m for each version, over
@@ -11,7 +13,7 @@ import (
 func TestMessageRoundTrip(t *testing.T) {
 	full := fixtureUserMessage()
 	full.Parts = fixtureParts()
-	for _, c := range []dialectCodec{CodecV03.(dialectCodec), CodecV10.(dialectCodec)} {
+	for _, c := range []dialectCodec{codecV03.(dialectCodec), codecV10.(dialectCodec)} {
 		msgs := []Message{fixtureUserMessage(), fixtureAgentMessage(), full,
 			{ID: "m", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: ""}}}}
 		for i, m := range msgs {
@@ -50,7 +52,7 @@ func forV03(m Message) Message {
 			p.MediaType = ""
 		case PartData:
 			p.MediaType = ""
-			if !isJSONObject(p.Data) {
+			if !jsonwire.IsObject(p.Data) {
 				p.Data = json.RawMessage(`{"value":` + string(p.Data) + `}`)
 			}
 		}

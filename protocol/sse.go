@@ -4,9 +4,6 @@ package protocol
 // ignore comment lines, proxies see traffic.
 const SSEHeartbeat = ": ping\n\n"
 
-// AppendSSEHeartbeat appends SSEHeartbeat.
-func AppendSSEHeartbeat(dst []byte) []byte { return append(dst, SSEHeartbeat...) }
-
 // AppendSSEEvent appends one event: `id: <id>\n` (omitted when id is "")
 // and `data: <data>\n`, then the blank line that dispatches it.
 //

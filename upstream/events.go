@@ -3,11 +3,12 @@ package upstream
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -228,7 +229,7 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 	}
 	only := func(key string, allowed ...string) error {
 		for k := range m {
-			if k != key && !contains(allowed, k) {
+			if k != key && !slices.Contains(allowed, k) {
 				return fmt.Errorf("upstream: event %q has an unexpected member %q", key, k)
 			}
 		}
@@ -307,10 +308,8 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 		}
 		return Event{Kind: EventStatus, State: protocol.StateFailed, Detail: s}, true, nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
+	// Sorted, so that one event gets one message.
+	keys := slices.Sorted(maps.Keys(m))
 	return Event{}, false, fmt.Errorf("upstream: unknown event shape with members [%s]", strings.Join(keys, ","))
 }
 
@@ -322,15 +321,6 @@ func jsonString(raw json.RawMessage) (string, error) {
 	}
 	err := json.Unmarshal(raw, &s)
 	return s, err
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parsePart decodes a tagged part: exactly one of text, data or file.
@@ -377,7 +367,7 @@ func parseFile(raw json.RawMessage) (protocol.Part, error) {
 		}
 		p.URL = *f.URI
 	case f.Bytes != nil && f.URI == nil:
-		b, ok := decodeBase64(*f.Bytes)
+		b, ok := protocol.DecodeBase64(*f.Bytes)
 		if !ok {
 			return protocol.Part{}, errors.New("upstream: file bytes are not base64")
 		}
@@ -420,17 +410,4 @@ func strictUnmarshal(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-// decodeBase64 accepts standard and URL-safe base64, padded or not.
-func decodeBase64(s string) ([]byte, bool) {
-	enc := base64.StdEncoding
-	if strings.ContainsAny(s, "-_") {
-		enc = base64.URLEncoding
-	}
-	if len(s)%4 != 0 {
-		enc = enc.WithPadding(base64.NoPadding)
-	}
-	b, err := enc.DecodeString(s)
-	return b, err == nil
 }

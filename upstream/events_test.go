@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -197,7 +198,7 @@ func checkYielded(t *testing.T, p *protocol.Part) {
 		t.Fatalf("a part breaking a rule was let through: %v", e)
 	}
 	if p.Kind == protocol.PartData {
-		if d, ok := protocol.JSONDepth(p.Data); !ok || d >= protocol.DefaultMaxDepth {
+		if d, ok := jsonwire.Valid(p.Data); !ok || d >= protocol.DefaultMaxDepth {
 			t.Fatalf("data %q: depth %d valid %v", p.Data, d, ok)
 		}
 	}

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
 // The request body is written by hand into one growing buffer: this is on
 // the path of every run, and the shape is fixed, so reflection buys nothing.
 
 // appendString and appendStringBody escape as every encoder of the module
-// does; the one implementation lives in protocol.
-func appendString(dst []byte, s string) []byte { return protocol.AppendJSONString(dst, s) }
+// does; the one implementation lives in jsonwire.
+func appendString(dst []byte, s string) []byte { return jsonwire.AppendString(dst, s) }
 
-func appendStringBody(dst []byte, s string) []byte { return protocol.AppendJSONStringBody(dst, s) }
+func appendStringBody(dst []byte, s string) []byte { return jsonwire.AppendStringBody(dst, s) }
 
 // appendRaw appends a JSON value of the neutral model. The codecs hand over
 // only valid JSON, so the common case is a copy; a value spread over lines

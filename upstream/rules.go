@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -44,7 +45,7 @@ var defaultRules = newRules(protocol.Limits{}, 0)
 // counts) nested deeper than maxDepth. It reports whether b is valid JSON,
 // so a caller that needs to know can say so in its own words.
 func (r *rules) checkDepth(b []byte, what string) (valid bool, err error) {
-	depth, ok := protocol.JSONDepth(b)
+	depth, ok := jsonwire.Valid(b)
 	if !ok {
 		return false, nil
 	}

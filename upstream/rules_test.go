@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -359,7 +360,7 @@ func FuzzPlainAnswer(f *testing.F) {
 				t.Fatalf("a part breaking a rule was let through: %v", e)
 			}
 			if p.Kind == protocol.PartData {
-				if d, ok := protocol.JSONDepth(p.Data); !ok || d > 16 {
+				if d, ok := jsonwire.Valid(p.Data); !ok || d > 16 {
 					t.Fatalf("data %q: depth %d valid %v", p.Data, d, ok)
 				}
 			}

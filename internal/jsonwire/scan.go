@@ -1,55 +1,60 @@
-package protocol
+package jsonwire
 
 import (
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 )
 
 // The decoders walk already-validated JSON with these small scanners instead
 // of unmarshalling into maps or reflection-built structs: values come out as
 // sub-slices of the input (no copies until a field is kept), every field
-// name is matched exactly (plus the ProtoJSON snake_case alias where a
-// version has one), and an error can name the precise field path.
+// name can be matched exactly, and an error can name the precise field path.
 //
 // Every scanner tolerates malformed input (it reports failure, never
-// panics or loops), but callers validate with validJSON first so that a
+// panics or loops), but callers validate with Valid first so that a
 // malformed document is a parse error, not a confusing field error.
 
-// jsonKind is the type of a JSON value, told by its first byte.
-type jsonKind uint8
+// Kind is the type of a JSON value, told by its first byte.
+type Kind uint8
 
+// The kinds of JSON value; Invalid is what KindOf says of anything that
+// cannot start one.
 const (
-	kindInvalid jsonKind = iota
-	kindNull
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
+	Invalid Kind = iota
+	Null
+	Bool
+	Number
+	String
+	Array
+	Object
 )
 
-// kindOf classifies the value v (no leading whitespace).
-func kindOf(v []byte) jsonKind {
+// KindOf classifies the value v (no leading whitespace). It looks at one
+// byte only: v is expected to come from a scanner over valid JSON.
+func KindOf(v []byte) Kind {
 	if len(v) == 0 {
-		return kindInvalid
+		return Invalid
 	}
 	switch v[0] {
 	case 'n':
-		return kindNull
+		return Null
 	case 't', 'f':
-		return kindBool
+		return Bool
 	case '"':
-		return kindString
+		return String
 	case '[':
-		return kindArray
+		return Array
 	case '{':
-		return kindObject
+		return Object
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return kindNumber
+		return Number
 	}
-	return kindInvalid
+	return Invalid
 }
+
+// IsNull reports whether the value v is null; readers of protocol objects
+// take null as absent.
+func IsNull(v []byte) bool { return KindOf(v) == Null }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -60,8 +65,9 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// trimSpace drops the JSON whitespace around a value.
-func trimSpace(b []byte) []byte {
+// TrimSpace drops the JSON whitespace around a value (only the four
+// characters JSON calls whitespace, unlike bytes.TrimSpace).
+func TrimSpace(b []byte) []byte {
 	i := skipSpace(b, 0)
 	j := len(b)
 	for j > i && isSpace(b[j-1]) {
@@ -127,26 +133,26 @@ func stringEnd(b []byte, i int) int {
 	return -1
 }
 
-// objIter walks the members of one JSON object.
-type objIter struct {
+// ObjIter walks the members of one JSON object.
+type ObjIter struct {
 	b   []byte
 	i   int
 	bad bool
 }
 
-// newObjIter starts at the object obj (which must begin with '{').
-func newObjIter(obj []byte) objIter {
-	it := objIter{b: obj, i: 1}
+// NewObjIter starts at the object obj (which must begin with '{').
+func NewObjIter(obj []byte) ObjIter {
+	it := ObjIter{b: obj, i: 1}
 	if len(obj) == 0 || obj[0] != '{' {
 		it.bad = true
 	}
 	return it
 }
 
-// next returns the next member; key is unquoted (a sub-slice unless it held
+// Next returns the next member; key is unquoted (a sub-slice unless it held
 // escapes). ok is false at the end of the object or on malformed input
-// (then it.bad is set).
-func (it *objIter) next() (key, val []byte, ok bool) {
+// (then Malformed reports it).
+func (it *ObjIter) Next() (key, val []byte, ok bool) {
 	if it.bad {
 		return nil, nil, false
 	}
@@ -171,7 +177,7 @@ func (it *objIter) next() (key, val []byte, ok bool) {
 		it.bad = true
 		return nil, nil, false
 	}
-	key, ok = unquoteBytes(b[i:ke])
+	key, ok = UnquoteBytes(b[i:ke])
 	if !ok {
 		it.bad = true
 		return nil, nil, false
@@ -191,22 +197,30 @@ func (it *objIter) next() (key, val []byte, ok bool) {
 	return key, b[i:ve], true
 }
 
-// arrIter walks the elements of one JSON array.
-type arrIter struct {
+// Malformed reports whether the walk stopped on malformed input rather
+// than at the end of the object: an object whose members cannot all be
+// read is refused, not read in part.
+func (it *ObjIter) Malformed() bool { return it.bad }
+
+// ArrIter walks the elements of one JSON array.
+type ArrIter struct {
 	b   []byte
 	i   int
 	bad bool
 }
 
-func newArrIter(arr []byte) arrIter {
-	it := arrIter{b: arr, i: 1}
+// NewArrIter starts at the array arr (which must begin with '[').
+func NewArrIter(arr []byte) ArrIter {
+	it := ArrIter{b: arr, i: 1}
 	if len(arr) == 0 || arr[0] != '[' {
 		it.bad = true
 	}
 	return it
 }
 
-func (it *arrIter) next() (val []byte, ok bool) {
+// Next returns the next element; ok is false at the end of the array or
+// on malformed input (then Malformed reports it).
+func (it *ArrIter) Next() (val []byte, ok bool) {
 	if it.bad {
 		return nil, false
 	}
@@ -231,28 +245,33 @@ func (it *arrIter) next() (val []byte, ok bool) {
 	return b[i:ve], true
 }
 
-// unquoteBytes returns the content of the string literal q. Without escapes
+// Malformed reports whether the walk stopped on malformed input rather
+// than at the end of the array.
+func (it *ArrIter) Malformed() bool { return it.bad }
+
+// UnquoteBytes returns the content of the string literal q. Without escapes
 // it is a sub-slice of q; with escapes (or invalid UTF-8) encoding/json
 // does the decoding, so \u surrogates and bad bytes are handled exactly as
 // everywhere else (invalid UTF-8 becomes U+FFFD).
-func unquoteBytes(q []byte) ([]byte, bool) {
-	if s, ok := plainString(q); ok {
+func UnquoteBytes(q []byte) ([]byte, bool) {
+	if s, ok := PlainString(q); ok {
 		return s, true
 	}
 	out, ok := unquoteSlow(q)
 	return []byte(out), ok
 }
 
-// unquote is unquoteBytes returning a fresh string.
-func unquote(q []byte) (string, bool) {
-	if s, ok := plainString(q); ok {
+// Unquote is UnquoteBytes returning a fresh string.
+func Unquote(q []byte) (string, bool) {
+	if s, ok := PlainString(q); ok {
 		return string(s), true
 	}
 	return unquoteSlow(q)
 }
 
-// plainString returns the inside of q when it needs no decoding.
-func plainString(q []byte) ([]byte, bool) {
+// PlainString returns the inside of the string literal q when it needs
+// no decoding (no escape, valid UTF-8): a sub-slice of q, no copy.
+func PlainString(q []byte) ([]byte, bool) {
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
 		return nil, false
 	}
@@ -281,87 +300,4 @@ func unquoteSlow(q []byte) (string, bool) {
 		return "", false
 	}
 	return out, true
-}
-
-// eachMember calls fn for every member of the object obj (at field, for
-// errors) whose value is not null (ProtoJSON and 0.3 alike treat null as
-// absent), in order, and stops at fn's first error. Every decoder walks
-// its objects this one way, so every protocol object refuses a member
-// given twice (null or not, under its camelCase or snake_case name) with
-// -32602: read last-wins, `"taskId":"","taskId":"x"` would be one request
-// to a proxy that reads the first value and another to this server. Data
-// and metadata objects are the caller's own JSON and never walked here.
-func eachMember(obj []byte, field string, fn func(key, val []byte) *Error) *Error {
-	var small [16][]byte
-	seen := small[:0]
-	it := newObjIter(obj)
-	for {
-		key, val, ok := it.next()
-		if !ok {
-			return nil
-		}
-		if len(seen) == maxMembers {
-			return invalidField(field, "has more than "+strconv.Itoa(maxMembers)+" members")
-		}
-		for _, k := range seen {
-			if sameMember(k, key) {
-				return invalidField(join(field, string(key)), "is given more than once")
-			}
-		}
-		seen = append(seen, key)
-		if isNull(val) {
-			continue
-		}
-		if e := fn(key, val); e != nil {
-			return e
-		}
-	}
-}
-
-// maxMembers bounds the members of one protocol object: none has more
-// than a dozen, and the duplicate check compares each with the ones
-// before it.
-const maxMembers = 64
-
-// sameMember reports whether two member names name one field: equal, or
-// equal once snake_case is read as the camelCase ProtoJSON also accepts
-// for it (message_id and messageId).
-func sameMember(a, b []byte) bool {
-	i, j := 0, 0
-	for {
-		ca, okA := memberByte(a, &i)
-		cb, okB := memberByte(b, &j)
-		if okA != okB || ca != cb {
-			return false
-		}
-		if !okA {
-			return true
-		}
-	}
-}
-
-// memberByte returns the next byte of name at *i, past any underscores (a
-// letter after them reads as upper case); ok is false at the end.
-func memberByte(name []byte, i *int) (c byte, ok bool) {
-	up := false
-	for *i < len(name) && name[*i] == '_' {
-		*i++
-		up = true
-	}
-	if *i >= len(name) {
-		return 0, false
-	}
-	c = name[*i]
-	*i++
-	if up {
-		c = upper(c)
-	}
-	return c, true
-}
-
-func upper(c byte) byte {
-	if c >= 'a' && c <= 'z' {
-		return c - 'a' + 'A'
-	}
-	return c
 }

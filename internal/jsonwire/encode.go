@@ -1,38 +1,34 @@
-package protocol
+package jsonwire
 
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
-	"time"
+	"maps"
+	"slices"
 	"unicode/utf8"
 )
 
 // The encoders append JSON by hand: no reflection, no intermediate maps,
-// and output that is byte-for-byte deterministic. These are the shared
-// pieces both wire versions use.
+// and output that is byte-for-byte deterministic. These are the pieces
+// every hand-written encoder of the module (the codecs, the card, the
+// agent request body) shares, so that all of them escape the one same way.
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string literal (see AppendJSONString).
-func appendString(dst []byte, s string) []byte { return AppendJSONString(dst, s) }
-
-// AppendJSONString appends s as a JSON string literal. The escaping is that
+// AppendString appends s as a JSON string literal. The escaping is that
 // of encoding/json with SetEscapeHTML(false): quote, backslash and control
 // characters are escaped, U+2028/U+2029 too (so the output is also safe
 // JavaScript), invalid UTF-8 becomes \ufffd, and <, >, & stay as they are.
-// It is exported so that every hand-written encoder of the module (the
-// codecs, the agent request body) escapes strings the one same way.
-func AppendJSONString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	dst = AppendJSONStringBody(dst, s)
+	dst = AppendStringBody(dst, s)
 	return append(dst, '"')
 }
 
-// AppendJSONStringBody appends the escaped contents of a JSON string
+// AppendStringBody appends the escaped contents of a JSON string
 // literal without its quotes, so that several strings can be joined into
 // one literal.
-func AppendJSONStringBody(dst []byte, s string) []byte {
+func AppendStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -82,37 +78,37 @@ func AppendJSONStringBody(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendStringArray appends ss as a JSON array of strings.
-func appendStringArray(dst []byte, ss []string) []byte {
+// AppendStringArray appends ss as a JSON array of strings.
+func AppendStringArray(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = AppendString(dst, s)
 	}
 	return append(dst, ']')
 }
 
-// appendRawJSON appends a JSON value held by the neutral model (metadata,
-// data parts, extension params). Such values come from callers and agents,
+// AppendRaw appends a JSON value held as raw bytes (metadata, data
+// parts, extension params). Such values come from callers and agents,
 // so they are checked: valid, single-line JSON in valid UTF-8 is copied as
 // is; anything else is compacted or re-encoded; what cannot be parsed at
 // all becomes null. The output is therefore always one line of valid JSON,
 // as SSE framing requires.
-func appendRawJSON(dst []byte, raw []byte) []byte {
+func AppendRaw(dst []byte, raw []byte) []byte {
 	if len(raw) == 0 {
 		return append(dst, "null"...)
 	}
-	if _, ok := validJSON(raw); ok && utf8.Valid(raw) && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
-		return append(dst, trimSpace(raw)...)
+	if _, ok := Valid(raw); ok && utf8.Valid(raw) && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(dst, TrimSpace(raw)...)
 	}
 	return appendRawSlow(dst, raw)
 }
 
 func appendRawSlow(dst, raw []byte) []byte {
 	if utf8.Valid(raw) {
-		if _, ok := validJSON(raw); !ok {
+		if _, ok := Valid(raw); !ok {
 			return append(dst, "null"...)
 		}
 		buf := bytes.NewBuffer(dst)
@@ -121,7 +117,7 @@ func appendRawSlow(dst, raw []byte) []byte {
 		}
 		return append(dst, "null"...)
 	}
-	// Invalid UTF-8 inside strings (validJSON refuses it; json.Valid
+	// Invalid UTF-8 inside strings (Valid refuses it; json.Valid
 	// checks the syntax alone): a decode/encode round trip replaces it
 	// with U+FFFD, keeping numbers exact through json.Number.
 	if !json.Valid(raw) {
@@ -140,61 +136,35 @@ func appendRawSlow(dst, raw []byte) []byte {
 	return append(dst, out...)
 }
 
-// isJSONObject reports whether raw holds a JSON object.
-func isJSONObject(raw []byte) bool {
-	t := trimSpace(raw)
+// IsObject reports whether raw holds a JSON object (by its first byte:
+// raw is expected to be valid JSON).
+func IsObject(raw []byte) bool {
+	t := TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{'
 }
 
-// hasJSON reports whether raw holds a value worth emitting (not absent and
-// not null).
-func hasJSON(raw []byte) bool {
-	t := trimSpace(raw)
+// HasValue reports whether raw holds a value worth emitting (not absent
+// and not null): encoders leave such members out.
+func HasValue(raw []byte) bool {
+	t := TrimSpace(raw)
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
 
-// timestampLayout is ProtoJSON's Timestamp form at millisecond precision,
-// as 1.0 asks for; 0.3 accepts it too (ISO 8601).
-const timestampLayout = "2006-01-02T15:04:05.000Z"
-
-// appendTimestamp appends t in UTC as a quoted timestamp.
-func appendTimestamp(dst []byte, t time.Time) []byte {
-	dst = append(dst, '"')
-	dst = t.UTC().AppendFormat(dst, timestampLayout)
-	return append(dst, '"')
-}
-
-// parseTimestamp reads a timestamp leniently: RFC 3339 with any offset or
-// fraction, or (as some 0.3 SDKs wrote) no zone at all, taken as UTC.
-func parseTimestamp(s string) (time.Time, bool) {
-	for _, layout := range [...]string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// appendStringMap appends m as a JSON object with sorted keys, so the same
+// AppendStringMap appends m as a JSON object with sorted keys, so the same
 // map always gives the same bytes.
-func appendStringMap(dst []byte, m map[string]string) []byte {
+func AppendStringMap(dst []byte, m map[string]string) []byte {
+	// Sized up front: one allocation, where slices.Sorted(maps.Keys(m))
+	// would grow its slice key by key.
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
 	dst = append(dst, '{')
-	for i, k := range sortedKeys(m) {
+	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = AppendString(dst, k)
 		dst = append(dst, ':')
-		dst = appendString(dst, m[k])
+		dst = AppendString(dst, m[k])
 	}
 	return append(dst, '}')
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,18 +1,19 @@
-package protocol
+package jsonwire
 
 import "unicode/utf8"
 
-// validJSON reports whether b is exactly one JSON value (with optional
+// Valid reports whether b is exactly one JSON value (with optional
 // surrounding whitespace), by the same rules as json.Valid and, unlike it,
 // in valid UTF-8 (RFC 8259 §8.1), and how deeply it nests arrays and
 // objects. Invalid UTF-8 is refused rather than read: encoding/json would
 // turn it into U+FFFD in the strings it decodes, while a data part or
 // metadata object passed through as sent would keep the raw bytes, so the
-// agent and the caller would read two different documents. It is one pass with no allocation for
-// documents up to 64 levels deep, so the envelope can check validity and
-// depth together before anything recurses into the document; it also runs
-// several times faster than json.Valid, which matters on every request.
-func validJSON(b []byte) (depth int, ok bool) {
+// agent and the caller would read two different documents. It is one pass
+// with no allocation for documents up to 64 levels deep, so a reader can
+// check validity and depth together before anything recurses into the
+// document; it also runs several times faster than json.Valid, which
+// matters on every request.
+func Valid(b []byte) (depth int, ok bool) {
 	var stackBuf [64]byte
 	stack := stackBuf[:0] // the open containers, '{' or '['
 	i := skipSpace(b, 0)
@@ -108,8 +109,8 @@ func scanKey(b []byte, i int) int {
 }
 
 // scanString reads the string literal at b[i] and returns the index after
-// it, or -1. Like json.Valid it checks escapes and control characters but
-// not UTF-8 (decoders replace invalid bytes).
+// it, or -1. Like json.Valid it checks escapes and control characters;
+// unlike it, it also refuses invalid UTF-8 (see Valid).
 func scanString(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
 		c := b[j]

@@ -1,4 +1,4 @@
-package protocol
+package jsonwire
 
 import (
 	"encoding/json"
@@ -28,11 +28,11 @@ func refDepth(v any) int {
 
 func checkValidJSON(t *testing.T, in []byte) {
 	t.Helper()
-	depth, ok := validJSON(in)
-	// json.Valid does not look at the bytes inside strings; validJSON
+	depth, ok := Valid(in)
+	// json.Valid does not look at the bytes inside strings; Valid
 	// also requires UTF-8.
 	if want := json.Valid(in) && utf8.Valid(in); ok != want {
-		t.Fatalf("validJSON(%q) = %v, json.Valid and utf8.Valid %v", in, ok, want)
+		t.Fatalf("Valid(%q) = %v, json.Valid and utf8.Valid %v", in, ok, want)
 	}
 	if !ok {
 		return
@@ -42,7 +42,7 @@ func checkValidJSON(t *testing.T, in []byte) {
 		return // beyond encoding/json's own depth limit
 	}
 	if want := refDepth(v); depth != want {
-		t.Fatalf("validJSON(%q) depth %d, want %d", in, depth, want)
+		t.Fatalf("Valid(%q) depth %d, want %d", in, depth, want)
 	}
 }
 
@@ -65,4 +65,20 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { checkValidJSON(t, in) })
+}
+
+// TestValidDepth is the depth any document reports, wherever it comes
+// from (a request body, an agent's event).
+func TestValidDepth(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		depth int
+		ok    bool
+	}{
+		{`1`, 0, true}, {` {"a":[{}]} `, 3, true}, {strings.Repeat("[", 100) + strings.Repeat("]", 100), 100, true}, {`[1,]`, 0, false}, {`{} {}`, 0, false},
+	} {
+		if d, ok := Valid([]byte(tc.in)); ok != tc.ok || ok && d != tc.depth {
+			t.Errorf("%.20s: %d %v, want %d %v", tc.in, d, ok, tc.depth, tc.ok)
+		}
+	}
 }
