@@ -1,11 +1,82 @@
+// Package handler is the A2A service over the neutral model: JSON-RPC
+// method dispatch for both wire versions, the task state machine, multi-turn
+// rules, history trimming, owner checks, event fan-out to SSE streams,
+// cancel, and the Agent Card HTTP answer. It never imports Caddy: the Caddy
+// module hands it the caller identity, the body already read under a limit,
+// and a context that ends when the config is unloaded.
+//
+// Choices the specification leaves open, made here once for both versions:
+//
+//   - A PascalCase (1.0) method without A2A-Version is -32009, as in
+//     a2a-python: an absent header means 0.3. The message names the header
+//     to send, and the error is encoded as 1.0 because the caller is a 1.0
+//     client that forgot it.
+//   - A message to a task that is still submitted or working is -32004,
+//     like one to a terminal task: only interrupted tasks (input-required,
+//     auth-required) take a new turn, so two runs never write one task.
+//   - Streams close after a terminal or input-required status; auth-required
+//     keeps them open (credentials arrive out of band, A2A 1.0 §7.6.1). A
+//     subscribe to a task that is already input-required gets the Task and
+//     the stream closes at once.
+//   - A cancel is recorded by the cancel request itself, then signalled to
+//     the run, so its answer is always the canceled task.
+//   - ListTasks for an anonymous caller is an empty list: anonymous callers
+//     share the owner "" and must not see each other's tasks.
+//   - Every stream event is also stored, so a resubscribe replays exactly
+//     what a live stream carried; a Last-Event-ID that is not a position
+//     before the current snapshot is ignored (the stream tails from the
+//     snapshot) rather than replaying nothing forever.
+//   - Extensions: A2A-Extensions and X-A2A-Extensions are both read for
+//     every method, and the activated URIs (requested ∩ declared, in the
+//     order requested) are echoed under the header name(s) the client used.
+//     A required extension not activated refuses every method but the
+//     extended card (discovery) with -32008; in 0.3, whose spec only asks
+//     for "an appropriate error", it is the same code, the URIs named in the
+//     message (0.3 errors carry no data: its clients disagree on the type).
+//   - Limits (parts, text, inline file and metadata sizes, JSON depth) are
+//     checked while decoding, before any store access: a refused request
+//     creates and changes nothing. The error is -32602 (-32600 for depth)
+//     naming the limit, with its name and value in the error metadata.
+//   - Message replies (Options.Reply = ReplyMessage) are for stateless
+//     agents. A send runs the agent within the request and answers one
+//     agent Message (new messageId, the request's contextId or a new one,
+//     no taskId); no task is created, so GetTask, ListTasks, CancelTask and
+//     subscribe find nothing, and a message naming a taskId is -32001. The
+//     parts are the main output (text chunks merged, data and file parts
+//     in order), then the parts of separate artifacts, then the final
+//     status message: an agent ending input-required, auth-required or
+//     rejected answers just its words, since there is no task to continue.
+//     An agent that said nothing answers one empty text part (a Message
+//     needs one). returnImmediately / blocking:false are ignored: A2A says
+//     they do nothing for Message replies. A streaming send opens at once,
+//     carries heartbeats while the agent works, then exactly one frame (no
+//     SSE id: there is no log to resume) and closes.
+//   - Every SSE frame (heartbeats included) must be written within
+//     Options.WriteTimeout (30s) of its start, or the stream ends: a client
+//     that stops reading does not pin a stream. A config unload ends open
+//     streams, cutting one blocked in a write at once; the runs go on.
+//   - A message reply is bound to its request: the client leaving aborts
+//     the agent call (nothing runs on with no task to find it by). A config
+//     unload does not cut it: like a proxied request, it finishes on the
+//     old server, bounded by the upstream timeout (and a streamed reply's
+//     frames by WriteTimeout).
+//   - A message reply whose agent fails (a failed status or {"error"},
+//     a broken or oversized stream, non-2xx, timeout, refused connection)
+//     is -32603 with an error id; the agent's words go to the log only.
+//     A2A has no failed Message, and -32006 (invalid agent response) would
+//     fit only some of these causes; the A2A SDKs answer a failed
+//     message-only executor with -32603 too.
+//   - Internal errors are -32603 "Internal error" with a 16-hex-digit
+//     error id (1.0: ErrorInfo metadata errorId; 0.3: in the message) that
+//     the log line with the underlying error also carries; no Go error,
+//     agent or store text ever reaches a caller.
 package handler
 
 import (
 	"context"
 	"errors"
-	"slices"
-	"strconv"
-	"strings"
+	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,375 +86,303 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// The operations below are written once on neutral types; rpc.go decodes
-// params with the caller's codec and encodes what they return.
+// Caller is who makes a request, as the Caddy module resolved it.
+type Caller struct {
+	// Owner scopes every task access; "" is an anonymous caller.
+	Owner string
 
-// maxCASAttempts bounds the compare-and-set retries of a request. A run
-// writing chunks can win the race many times in a row, but not forever.
-const maxCASAttempts = 100
-
-// started is a task that a send created or continued, ready to run.
-type started struct {
-	// task is the snapshot as written by the send.
-	task *protocol.Task
-	// lastEventID is the id of the newest event written with task; "" for
-	// a new task, whose log starts with it.
-	lastEventID string
-	run         *run
+	// extensions are the extension URIs the request activated; ServeRPC
+	// sets them on its own copy from the request headers.
+	extensions []string
 }
 
-// prepareSend validates a send and creates or continues its task. The run
-// is not started: a streaming caller first reads the snapshot it will send.
-func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	if len(p.Push) > 0 {
-		return nil, protocol.ErrPushNotSupported()
-	}
-	if perr := e.validateMessage(&p.Message); perr != nil {
-		return nil, perr
-	}
-	if perr := e.reserveRun(c); perr != nil {
-		return nil, perr
-	}
-	var s *started
-	var perr *protocol.Error
-	if p.Message.TaskID == "" {
-		s, perr = e.createTask(ctx, c, p)
-	} else {
-		s, perr = e.continueTask(ctx, c, p)
-	}
-	if perr != nil {
-		e.opts.Runner.release(c.Owner)
-		return nil, perr
-	}
-	// The run gives the slot back when it settles or ends (Runner.runOne),
-	// or startRun does if it never starts.
-	s.run.reserved = true
-	return s, nil
+// Options configure an Endpoint.
+type Options struct {
+	Store  store.Store
+	Agent  upstream.Agent
+	Runner *Runner
+	// Versions lists the wire versions served; empty = both.
+	Versions []protocol.Version
+	// Streaming enables message/stream, SendStreamingMessage and subscribe.
+	Streaming bool
+	// InputModes lists the media types the agent accepts (the card's
+	// defaultInputModes); empty accepts anything.
+	InputModes []string
+	// MaxHistory is how many messages a task keeps and re-sends to the
+	// agent each turn, the oldest dropped first (0 = 100).
+	MaxHistory int
+	// MaxHistoryBytes bounds the same history in content bytes
+	// (protocol's Size), the newest message always kept (0 = 8 MiB).
+	MaxHistoryBytes int
+	// MaxTaskOutput bounds what the agent's output held by one task
+	// weighs in content bytes: artifacts and agent messages, over all its
+	// turns (0 = 16 MiB). A run that would go over it ends the task
+	// failed, saying which limit it hit; what came before is kept. A
+	// message reply is bounded the same way.
+	MaxTaskOutput int
+	// MaxRunEvents bounds the events one run (one turn of a task) may
+	// add: chunks, artifacts, status updates (0 = 10000). A run that
+	// would go over it fails like one over MaxTaskOutput. A settled
+	// turn's chunks are compacted by the store, so the bound is per turn.
+	MaxRunEvents int
+	// MaxArtifacts bounds the artifacts one task holds (0 = 256); an
+	// agent that would add more fails the run like one over
+	// MaxTaskOutput.
+	MaxArtifacts int
+	// MaxRunsPerOwner bounds the runs one owner has going at once, over
+	// every endpoint sharing the Runner (0 = 32; negative: no bound). A
+	// send over it is refused with -32080 before any task is created or
+	// changed. The anonymous owner stands for every caller without an
+	// identity and is not bounded.
+	MaxRunsPerOwner int
+	// ContextKey keys the context ids the agent is given (see
+	// agentContextID): every endpoint of one store must use the same key,
+	// so that an owner's context keeps its agent-side id. nil: a random
+	// key of this endpoint's own.
+	ContextKey []byte
+	// Limits bound what one request may carry (parts per message, text
+	// and inline file sizes, metadata size); zero fields take the
+	// protocol defaults. A request over a limit is -32602 naming it.
+	Limits protocol.Limits
+	// MaxJSONDepth bounds the nesting of a request body (0 =
+	// protocol.DefaultMaxDepth); a deeper body is -32600.
+	MaxJSONDepth int
+	// Extensions are the extensions the agent supports, as its card
+	// declares them. A client activates them with the A2A-Extensions
+	// (1.0) or X-A2A-Extensions (0.3) header; the activated URIs are
+	// echoed under the same header and passed to the agent. A request
+	// that does not activate a required one is -32008.
+	Extensions []protocol.Extension
+	// Reply is what a send answers with: a Task (ReplyTask, the default)
+	// or one Message, with no task stored (ReplyMessage).
+	Reply ReplyMode
+	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
+	Heartbeat time.Duration
+	// WriteTimeout bounds the write of one SSE frame, heartbeats included
+	// (0 = 30s): a client that stops reading loses its stream then,
+	// instead of pinning it, and its connection, for good.
+	WriteTimeout time.Duration
+	// Unload ends when the owning config is unloaded: open streams and
+	// blocking waits end cleanly while runs go on, and a stream blocked in
+	// a write is cut at once. nil: never.
+	Unload context.Context
+	Logger *zap.Logger
 }
 
-// reserveRun takes one of the caller's slots for a running task
-// (MaxRunsPerOwner), or refuses the send before anything is written.
-func (e *Endpoint) reserveRun(c Caller) *protocol.Error {
-	if e.opts.Runner.reserve(c.Owner, e.opts.MaxRunsPerOwner) {
-		return nil
-	}
-	n := strconv.Itoa(e.opts.MaxRunsPerOwner)
-	return protocol.ErrResourceExhausted("This caller has "+n+" tasks running, the most this server runs at once for one caller (max_runs_per_owner); retry when one ends",
-		"max_runs_per_owner", n)
+// Endpoint serves the JSON-RPC side of one a2a mount.
+type Endpoint struct {
+	opts Options
+	log  *zap.Logger
+	// served[v] reports whether wire version v is served.
+	served [protocol.V10 + 1]bool
+	// codecs[v] is the codec of version v, enforcing Options.Limits.
+	codecs [protocol.V10 + 1]protocol.Codec
+	ext    extensions
+	// unloaded is Options.Unload's Done channel (nil, never ready, if
+	// there is none).
+	unloaded <-chan struct{}
+	// runLimits are the Options bounds every run of this endpoint keeps.
+	runLimits runLimits
 }
 
-// validateMessage checks what the codec cannot know: the role and the
-// media types this agent accepts.
-func (e *Endpoint) validateMessage(m *protocol.Message) *protocol.Error {
-	if m.Role != protocol.RoleUser {
-		return protocol.ErrInvalidParams("The message role must be user",
-			protocol.FieldViolation{Field: "message.role", Description: "must be user"})
+// Defaults applied by NewEndpoint.
+const (
+	DefaultMaxHistory      = 100
+	DefaultMaxHistoryBytes = 8 << 20
+	DefaultMaxTaskOutput   = 16 << 20
+	DefaultMaxRunEvents    = 10000
+	DefaultMaxArtifacts    = 256
+	DefaultMaxRunsPerOwner = 32
+	DefaultHeartbeat       = 15 * time.Second
+	DefaultWriteTimeout    = 30 * time.Second
+)
+
+// NewEndpoint checks o and returns the endpoint.
+func NewEndpoint(o Options) (*Endpoint, error) {
+	if o.Store == nil {
+		return nil, errors.New("handler: Options.Store is required")
 	}
-	if len(m.Parts) == 0 {
-		return protocol.ErrInvalidParams("The message has no parts",
-			protocol.FieldViolation{Field: "message.parts", Description: "must not be empty"})
+	if o.Agent == nil {
+		return nil, errors.New("handler: Options.Agent is required")
 	}
-	for i := range m.Parts {
-		mt := partMediaType(&m.Parts[i])
-		if mt != "" && !mediaAccepted(e.opts.InputModes, mt) {
-			return protocol.ErrContentTypeNotSupported("Media type " + mt + " is not accepted by this agent")
+	if o.Runner == nil {
+		return nil, errors.New("handler: Options.Runner is required")
+	}
+	for _, f := range []struct {
+		v    *int
+		def  int
+		name string
+	}{
+		{&o.MaxHistory, DefaultMaxHistory, "MaxHistory"},
+		{&o.MaxHistoryBytes, DefaultMaxHistoryBytes, "MaxHistoryBytes"},
+		{&o.MaxTaskOutput, DefaultMaxTaskOutput, "MaxTaskOutput"},
+		{&o.MaxRunEvents, DefaultMaxRunEvents, "MaxRunEvents"},
+		{&o.MaxArtifacts, DefaultMaxArtifacts, "MaxArtifacts"},
+	} {
+		if *f.v < 0 {
+			return nil, errors.New("handler: Options." + f.name + " must not be negative")
+		}
+		if *f.v == 0 {
+			*f.v = f.def
 		}
 	}
-	return nil
-}
-
-// partMediaType is the media type a part is checked under: its own, or
-// text/plain for text and application/json for data. A file part without
-// one is accepted, since a client may not know what it holds.
-func partMediaType(p *protocol.Part) string {
-	if p.MediaType != "" {
-		return p.MediaType
+	if o.MaxRunsPerOwner == 0 {
+		o.MaxRunsPerOwner = DefaultMaxRunsPerOwner
 	}
-	switch p.Kind {
-	case protocol.PartText:
-		return "text/plain"
-	case protocol.PartData:
-		return "application/json"
+	if o.ContextKey == nil {
+		o.ContextKey = NewContextKey()
 	}
-	return ""
-}
-
-// mediaAccepted matches mt (parameters ignored, case-insensitive) against
-// modes, which may hold type/* and */* wildcards; no modes accepts all.
-func mediaAccepted(modes []string, mt string) bool {
-	if len(modes) == 0 {
-		return true
+	if o.Heartbeat < 0 {
+		return nil, errors.New("handler: Options.Heartbeat must not be negative")
 	}
-	mt = baseMediaType(mt)
-	for _, m := range modes {
-		m = baseMediaType(m)
-		switch {
-		case m == "*/*" || m == mt:
-			return true
-		case strings.HasSuffix(m, "/*") && strings.HasPrefix(mt, m[:len(m)-1]):
-			return true
-		}
+	if o.Reply != ReplyTask && o.Reply != ReplyMessage {
+		return nil, errors.New("handler: unknown Options.Reply")
 	}
-	return false
-}
-
-func baseMediaType(s string) string {
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		s = s[:i]
+	if o.Heartbeat == 0 {
+		o.Heartbeat = DefaultHeartbeat
 	}
-	return strings.ToLower(strings.TrimSpace(s))
-}
-
-func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	msg := p.Message
-	msg.TaskID = newID()
-	if msg.ContextID == "" {
-		msg.ContextID = newID()
+	if o.WriteTimeout < 0 {
+		return nil, errors.New("handler: Options.WriteTimeout must not be negative")
 	}
-	t := &protocol.Task{
-		ID:        msg.TaskID,
-		ContextID: msg.ContextID,
-		Status:    protocol.TaskStatus{State: protocol.StateSubmitted, Timestamp: time.Now().UTC()},
-		History:   []protocol.Message{msg},
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
 	}
-	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	o.Limits = o.Limits.WithDefaults()
+	if o.MaxJSONDepth < 0 {
+		return nil, errors.New("handler: Options.MaxJSONDepth must not be negative")
+	}
+	if o.MaxJSONDepth == 0 {
+		o.MaxJSONDepth = protocol.DefaultMaxDepth
+	}
+	ext, err := newExtensions(o.Extensions)
 	if err != nil {
-		return nil, storeError(e.log, "create task", t.ID, err)
+		return nil, err
 	}
-	return &started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
+	e := &Endpoint{opts: o, log: o.Logger, ext: ext}
+	e.runLimits = runLimits{
+		history:      o.MaxHistory,
+		historyBytes: o.MaxHistoryBytes,
+		output:       o.MaxTaskOutput,
+		events:       o.MaxRunEvents,
+		artifacts:    o.MaxArtifacts,
+	}
+	if o.Unload != nil {
+		e.unloaded = o.Unload.Done()
+	}
+	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
+		e.codecs[v] = protocol.NewCodec(v, o.Limits)
+	}
+	if len(o.Versions) == 0 {
+		o.Versions = []protocol.Version{protocol.V10, protocol.V03}
+	}
+	for _, v := range o.Versions {
+		if v != protocol.V03 && v != protocol.V10 {
+			return nil, errors.New("handler: unknown version in Options.Versions")
+		}
+		e.served[v] = true
+	}
+	e.opts.Versions = o.Versions
+	return e, nil
 }
 
-// continueTask adds the message to an interrupted task and sets it
-// working again. A running (submitted/working) task refuses messages with
-// -32004 like a terminal one: a second concurrent run of one task would
-// interleave two answers in one artifact.
-func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	id := p.Message.TaskID
-	for range maxCASAttempts {
-		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
-		if err != nil {
-			return nil, storeError(e.log, "get task", id, err)
-		}
-		// The stored task is shared: change a copy, and give the history
-		// a new array (clipped) so two sends racing on one task never
-		// append into the same one.
-		t := *rec.Task
-		if p.Message.ContextID != "" && p.Message.ContextID != t.ContextID {
-			return nil, protocol.ErrInvalidParams("The contextId does not match the task's",
-				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
-		}
-		switch st := t.Status.State; {
-		case st.Terminal():
-			return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
-		case !st.Interrupted():
-			return nil, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
-		}
-		msg := p.Message
-		msg.ContextID = t.ContextID
-		t.History = append(slices.Clip(t.History), msg)
-		e.keepHistory(&t.History)
-		// What the agent is sent as the earlier turns: what the task keeps,
-		// but the new message.
-		earlier := slices.Clip(t.History[:len(t.History)-1])
-		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
-		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
-		v, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(e.log, "continue task", id, err)
-		}
-		return &started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
-	}
-	return nil, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
-}
-
-func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
-	return &run{
-		st:      e.opts.Store,
-		agent:   e.opts.Agent,
-		owner:   c.Owner,
-		limits:  &e.runLimits,
-		task:    t,
-		version: version,
-		settled: make(chan struct{}),
-		req: &upstream.RunRequest{
-			TaskID:     t.ID,
-			ContextID:  e.agentContextID(c.Owner, t.ContextID),
-			Message:    *msg,
-			History:    history,
-			User:       c.Owner,
-			Metadata:   p.Metadata,
-			Extensions: c.extensions,
-		},
+// ServeRPC answers one JSON-RPC request whose body the caller has already
+// read within its size limit. Protocol errors are JSON-RPC bodies on 200;
+// errors of a streaming method are one SSE frame, because some clients
+// ignore a plain JSON answer to a streaming call.
+func (e *Endpoint) ServeRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) {
+	if st := e.serveRPC(w, r, body, c); st != nil {
+		st.Serve()
 	}
 }
 
-// startRun hands s's run to the runner. If the runner is closed (the
-// server is shutting down) the task is recorded as failed.
-func (e *Endpoint) startRun(s *started) *protocol.Error {
-	err := e.opts.Runner.start(s.run)
-	if err == nil {
-		return nil
-	}
-	ru := s.run
-	ru.baseLog = e.log
-	ru.slots = e.opts.Runner
-	ru.finish(protocol.StateFailed, nil, "")
-	ru.releaseSlot()
-	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
+// StartRPC is ServeRPC for a caller that serves streams itself: it answers
+// every request as ServeRPC does, except that a stream which has been set
+// up is returned unserved, and the caller must call its Serve (at once,
+// with w still valid). Why: an open stream parks its goroutine for as long
+// as the client listens, on a stack sized by the deepest call the request
+// made on its way there. Serving the stream from the caller's frame, after
+// decoding and setup have returned, keeps that depth within Go's smallest
+// stack that fits an HTTP/2 handler under Caddy: 8 KB per idle stream
+// instead of 16 KB (BENCHMARKS.md measures both).
+func (e *Endpoint) StartRPC(w http.ResponseWriter, r *http.Request, body []byte, c Caller) *Stream {
+	return e.serveRPC(w, r, body, c)
 }
 
-// send runs a non-streaming send: blocking waits until the task settles
-// (terminal or interrupted) or the wait ends (client gone, config
-// unloaded); either way it answers the task as it then is.
-func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
-	s, perr := e.prepareSend(ctx, c, p)
-	if perr != nil {
-		return nil, perr
-	}
-	if perr := e.startRun(s); perr != nil {
-		return nil, perr
-	}
-	t := s.task
-	if p.Blocking {
-		if final := e.waitSettled(ctx, s.run); final != nil {
-			t = final
-		} else {
-			// The wait ended with the request, the config, or a run that
-			// did not settle the task itself (a cancel won): the answer is
-			// whatever the task holds now, and the run, if any, goes on.
-			rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
-			if err != nil {
-				return nil, storeError(e.log, "get task", t.ID, err)
-			}
-			t = rec.Task
-		}
-	}
-	return withHistoryLength(t, p.HistoryLength), nil
+// Stream is an SSE answer that has been set up and not yet served.
+type Stream struct {
+	e             *Endpoint
+	ctx           context.Context
+	s             *sse
+	task          *protocol.Task
+	snapID, after string
+	first         []store.StoredEvent
 }
 
-// waitSettled waits for ru to end, the request to end or the config to be
-// unloaded. It returns the task as the run wrote it when that write
-// settled it (terminal or interrupted), nil otherwise. The run hands its
-// final snapshot over directly: the store's log is for streams, and
-// reading it back here cost a context, a read and a copy per wait.
-func (e *Endpoint) waitSettled(ctx context.Context, ru *run) *protocol.Task {
-	select {
-	case <-ru.settled:
-		return ru.final
-	case <-ctx.Done():
-	case <-e.unloaded:
-	}
-	return nil
+// Serve sends the stream until it ends: the task settles, the client
+// goes or the config is unloaded. Call it once.
+func (st *Stream) Serve() {
+	defer st.s.finish()
+	st.s.cutOnUnload(st.e.opts.Unload)
+	st.e.pump(st.ctx, st.s, st.task, st.snapID, st.after, st.first)
 }
 
-// withUnload returns a context that also ends when the config is
-// unloaded. context.AfterFunc on the unload context registers a callback
-// instead of starting a goroutine, so an idle stream costs no goroutine
-// of its own.
-func (e *Endpoint) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	if e.opts.Unload == nil {
-		return ctx, cancel
-	}
-	stop := context.AfterFunc(e.opts.Unload, cancel)
-	return ctx, func() {
-		stop()
-		cancel()
-	}
+// Runner executes task runs in the background. It lives as long as the
+// store it writes to (not a request or a config), so runs survive reloads.
+type Runner struct {
+	log       *zap.Logger
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeWait time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	// wg counts runs; workers counts the goroutines that execute them.
+	wg      sync.WaitGroup
+	workers sync.WaitGroup
+	// idle hands a run to a worker waiting for one (unbuffered: a send
+	// succeeds only if one waits).
+	idle chan *run
+	// active counts each owner's reserved runs (reserve), under mu.
+	active map[string]int
 }
 
-func (e *Endpoint) getTask(ctx context.Context, c Caller, p *protocol.GetTaskParams) (*protocol.Task, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-	if err != nil {
-		return nil, storeError(e.log, "get task", p.ID, err)
-	}
-	return withHistoryLength(rec.Task, p.HistoryLength), nil
+// NewRunner returns a runner whose runs log to logger (nil: no logging).
+func NewRunner(logger *zap.Logger) *Runner { return newRunner(logger) }
+
+// Close cancels every run still going and waits for them to end, up to a
+// bound; a run canceled this way records the task as failed. Runs started
+// after Close are refused.
+func (r *Runner) Close() error { return r.close() }
+
+// CardServer answers GET/HEAD for the Agent Card with the variant the
+// A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
+// Cache-Control: public, max-age and 304 on If-None-Match. Rendered
+// documents are cached per RPC URL.
+type CardServer struct {
+	s cardServerState
 }
 
-// cancelTask records the cancel itself (so the answer is the canceled
-// task whatever the run is doing), then signals the run to abort the
-// upstream call. The run loses its next compare-and-set, re-reads, sees
-// the terminal state and stops without writing.
-func (e *Endpoint) cancelTask(ctx context.Context, c Caller, p *protocol.TaskIDParams) (*protocol.Task, *protocol.Error) {
-	for range maxCASAttempts {
-		rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-		if err != nil {
-			return nil, storeError(e.log, "get task", p.ID, err)
-		}
-		if rec.Task.Status.State.Terminal() {
-			return nil, protocol.ErrTaskNotCancelable(p.ID)
-		}
-		t := *rec.Task // shared: change a copy
-		t.Status = protocol.TaskStatus{State: protocol.StateCanceled, Timestamp: time.Now().UTC()}
-		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(e.log, "cancel task", p.ID, err)
-		}
-		// The task is canceled whatever happens to the signal; a lost
-		// signal only lets the run go on until its next write.
-		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
-			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
-		}
-		return &t, nil
-	}
-	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
+// NewCardServer returns a card server for card (Interfaces are filled per
+// request from the RPC URL and the served versions).
+func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
+	return newCardServer(card, versions, maxAge)
 }
 
-// listTasks lists the caller's tasks. An anonymous caller owns nothing it
-// could prove is its own, so it gets an empty list rather than the tasks
-// of every other anonymous caller.
-func (e *Endpoint) listTasks(ctx context.Context, c Caller, p *protocol.ListTasksParams) (*protocol.ListTasksResult, *protocol.Error) {
-	res := &protocol.ListTasksResult{PageSize: p.PageSize}
-	if c.Owner == "" {
-		return res, nil
-	}
-	q := store.ListQuery{ContextID: p.ContextID, Status: p.Status, PageSize: p.PageSize, PageToken: p.PageToken,
-		View: store.View{OmitArtifacts: !p.IncludeArtifacts}}
-	if n := p.HistoryLength; n != nil {
-		q.View.History = *n
-		if *n == 0 {
-			q.View.History = -1
-		}
-	}
-	if p.StatusTimestampAfter != nil {
-		q.After = *p.StatusTimestampAfter
-	}
-	page, err := e.opts.Store.List(ctx, c.Owner, q)
-	if errors.Is(err, store.ErrBadPageToken) {
-		return nil, protocol.ErrInvalidParams("Invalid page token",
-			protocol.FieldViolation{Field: "pageToken", Description: "is not a token this server issued"})
-	}
-	if err != nil {
-		return nil, internalError(e.log, "list tasks", err)
-	}
-	res.Tasks = make([]protocol.Task, len(page.Tasks))
-	for i, t := range page.Tasks {
-		res.Tasks[i] = *withHistoryLength(t, p.HistoryLength) // a copy: t is shared
-		if !p.IncludeArtifacts {
-			res.Tasks[i].Artifacts = nil
-		}
-	}
-	res.NextPageToken = page.NextPageToken
-	res.TotalSize = page.TotalSize
-	return res, nil
-}
+// URLFromRequest tells c that the RPC URL it is given is derived from
+// each request (its Host, a trusted proxy's X-Forwarded-* headers), not
+// configured: the card then varies with a header any client sets, so it is
+// cached privately (Cache-Control: private) and no shared cache hands one
+// client's card to another. Call it before serving.
+func (c *CardServer) URLFromRequest() { c.urlFromRequest() }
 
-// subscribable reads task id for a subscribe: unknown → -32001, terminal →
-// -32004 (nothing more will happen to it).
-func (e *Endpoint) subscribable(ctx context.Context, c Caller, id string) (*store.Record, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, id)
-	if err != nil {
-		return nil, storeError(e.log, "get task", id, err)
-	}
-	if rec.Task.Status.State.Terminal() {
-		return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state; there is nothing to subscribe to")
-	}
-	return rec, nil
+// ServeCard writes the card whose interfaces point at rpcURL.
+// Methods other than GET and HEAD get 405 with an Allow header.
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
+	c.serveCard(w, r, rpcURL)
 }
