@@ -50,7 +50,7 @@ func (l *runLimits) keepHistory(h *[]protocol.Message) {
 }
 
 // keepHistory is runLimits.keepHistory with the endpoint's limits.
-func (e *Endpoint) keepHistory(h *[]protocol.Message) { e.runLimits.keepHistory(h) }
+func (e *Service) keepHistory(h *[]protocol.Message) { e.runLimits.keepHistory(h) }
 
 // closesStream reports whether a task in state s ends a stream and a
 // blocking wait: terminal states and input-required do; auth-required

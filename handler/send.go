@@ -15,7 +15,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// The operations below are written once on neutral types; rpc.go decodes
+// The operations are written once on neutral types; a binding decodes
 // params with the caller's codec and encodes what they return.
 
 // maxCASAttempts bounds the compare-and-set retries of a request. A run
@@ -34,7 +34,7 @@ type started struct {
 
 // prepareSend validates a send and creates or continues its task. The run
 // is not started: a streaming caller first reads the snapshot it will send.
-func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
 	if len(p.Push) > 0 {
 		return nil, protocol.ErrPushNotSupported()
 	}
@@ -63,7 +63,7 @@ func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendPa
 
 // reserveRun takes one of the caller's slots for a running task
 // (MaxRunsPerOwner), or refuses the send before anything is written.
-func (e *Endpoint) reserveRun(c Caller) *protocol.Error {
+func (e *Service) reserveRun(c Caller) *protocol.Error {
 	if e.opts.Runner.reserve(c.Owner, e.opts.MaxRunsPerOwner) {
 		return nil
 	}
@@ -74,7 +74,7 @@ func (e *Endpoint) reserveRun(c Caller) *protocol.Error {
 
 // validateMessage checks what the codec cannot know: the role and the
 // media types this agent accepts.
-func (e *Endpoint) validateMessage(m *protocol.Message) *protocol.Error {
+func (e *Service) validateMessage(m *protocol.Message) *protocol.Error {
 	if m.Role != protocol.RoleUser {
 		return protocol.ErrInvalidParams("The message role must be user",
 			protocol.FieldViolation{Field: "message.role", Description: "must be user"})
@@ -134,9 +134,9 @@ func baseMediaType(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
 	msg := p.Message
-	msg.TaskID = newID()
+	msg.TaskID = newTaskID()
 	if msg.ContextID == "" {
 		msg.ContextID = newID()
 	}
@@ -157,7 +157,7 @@ func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendPar
 // working again. A running (submitted/working) task refuses messages with
 // -32004 like a terminal one: a second concurrent run of one task would
 // interleave two answers in one artifact.
-func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
 	id := p.Message.TaskID
 	for range maxCASAttempts {
 		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
@@ -199,7 +199,7 @@ func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendP
 	return nil, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
 
-func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
+func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
 	return &run{
 		st:      e.opts.Store,
 		agent:   e.opts.Agent,
@@ -215,14 +215,14 @@ func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *proto
 			History:    history,
 			User:       c.Owner,
 			Metadata:   p.Metadata,
-			Extensions: c.extensions,
+			Extensions: c.Extensions,
 		},
 	}
 }
 
 // startRun hands s's run to the runner. If the runner is closed (the
 // server is shutting down) the task is recorded as failed.
-func (e *Endpoint) startRun(s *started) *protocol.Error {
+func (e *Service) startRun(s *started) *protocol.Error {
 	err := e.opts.Runner.start(s.run)
 	if err == nil {
 		return nil
@@ -235,10 +235,24 @@ func (e *Endpoint) startRun(s *started) *protocol.Error {
 	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
 }
 
-// send runs a non-streaming send: blocking waits until the task settles
+// SendMessage answers a non-streaming send: with a Task (the result's
+// Task set), or in message-reply mode with one agent Message (its Message
+// set).
+func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendParams) (protocol.Event, *protocol.Error) {
+	var ev protocol.Event
+	var perr *protocol.Error
+	if e.opts.Reply == ReplyMessage {
+		ev.Message, perr = e.sendReply(ctx, c, p)
+	} else {
+		ev.Task, perr = e.sendTask(ctx, c, p)
+	}
+	return ev, perr
+}
+
+// sendTask runs a non-streaming send: blocking waits until the task settles
 // (terminal or interrupted) or the wait ends (client gone, config
 // unloaded); either way it answers the task as it then is.
-func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
+func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
 	s, perr := e.prepareSend(ctx, c, p)
 	if perr != nil {
 		return nil, perr
@@ -269,7 +283,7 @@ func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (
 // settled it (terminal or interrupted), nil otherwise. The run hands its
 // final snapshot over directly: the store's log is for streams, and
 // reading it back here cost a context, a read and a copy per wait.
-func (e *Endpoint) waitSettled(ctx context.Context, ru *run) *protocol.Task {
+func (e *Service) waitSettled(ctx context.Context, ru *run) *protocol.Task {
 	select {
 	case <-ru.settled:
 		return ru.final
@@ -283,7 +297,7 @@ func (e *Endpoint) waitSettled(ctx context.Context, ru *run) *protocol.Task {
 // unloaded. context.AfterFunc on the unload context registers a callback
 // instead of starting a goroutine, so an idle stream costs no goroutine
 // of its own.
-func (e *Endpoint) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
+func (e *Service) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	if e.opts.Unload == nil {
 		return ctx, cancel
@@ -293,97 +307,4 @@ func (e *Endpoint) withUnload(ctx context.Context) (context.Context, context.Can
 		stop()
 		cancel()
 	}
-}
-
-func (e *Endpoint) getTask(ctx context.Context, c Caller, p *protocol.GetTaskParams) (*protocol.Task, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-	if err != nil {
-		return nil, storeError(e.log, "get task", p.ID, err)
-	}
-	return withHistoryLength(rec.Task, p.HistoryLength), nil
-}
-
-// cancelTask records the cancel itself (so the answer is the canceled
-// task whatever the run is doing), then signals the run to abort the
-// upstream call. The run loses its next compare-and-set, re-reads, sees
-// the terminal state and stops without writing.
-func (e *Endpoint) cancelTask(ctx context.Context, c Caller, p *protocol.TaskIDParams) (*protocol.Task, *protocol.Error) {
-	for range maxCASAttempts {
-		rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-		if err != nil {
-			return nil, storeError(e.log, "get task", p.ID, err)
-		}
-		if rec.Task.Status.State.Terminal() {
-			return nil, protocol.ErrTaskNotCancelable(p.ID)
-		}
-		t := *rec.Task // shared: change a copy
-		t.Status = protocol.TaskStatus{State: protocol.StateCanceled, Timestamp: time.Now().UTC()}
-		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(e.log, "cancel task", p.ID, err)
-		}
-		// The task is canceled whatever happens to the signal; a lost
-		// signal only lets the run go on until its next write.
-		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
-			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
-		}
-		return &t, nil
-	}
-	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
-}
-
-// listTasks lists the caller's tasks. An anonymous caller owns nothing it
-// could prove is its own, so it gets an empty list rather than the tasks
-// of every other anonymous caller.
-func (e *Endpoint) listTasks(ctx context.Context, c Caller, p *protocol.ListTasksParams) (*protocol.ListTasksResult, *protocol.Error) {
-	res := &protocol.ListTasksResult{PageSize: p.PageSize}
-	if c.Owner == "" {
-		return res, nil
-	}
-	q := store.ListQuery{ContextID: p.ContextID, Status: p.Status, PageSize: p.PageSize, PageToken: p.PageToken,
-		View: store.View{OmitArtifacts: !p.IncludeArtifacts}}
-	if n := p.HistoryLength; n != nil {
-		q.View.History = *n
-		if *n == 0 {
-			q.View.History = -1
-		}
-	}
-	if p.StatusTimestampAfter != nil {
-		q.After = *p.StatusTimestampAfter
-	}
-	page, err := e.opts.Store.List(ctx, c.Owner, q)
-	if errors.Is(err, store.ErrBadPageToken) {
-		return nil, protocol.ErrInvalidParams("Invalid page token",
-			protocol.FieldViolation{Field: "pageToken", Description: "is not a token this server issued"})
-	}
-	if err != nil {
-		return nil, internalError(e.log, "list tasks", err)
-	}
-	res.Tasks = make([]protocol.Task, len(page.Tasks))
-	for i, t := range page.Tasks {
-		res.Tasks[i] = *withHistoryLength(t, p.HistoryLength) // a copy: t is shared
-		if !p.IncludeArtifacts {
-			res.Tasks[i].Artifacts = nil
-		}
-	}
-	res.NextPageToken = page.NextPageToken
-	res.TotalSize = page.TotalSize
-	return res, nil
-}
-
-// subscribable reads task id for a subscribe: unknown → -32001, terminal →
-// -32004 (nothing more will happen to it).
-func (e *Endpoint) subscribable(ctx context.Context, c Caller, id string) (*store.Record, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, id)
-	if err != nil {
-		return nil, storeError(e.log, "get task", id, err)
-	}
-	if rec.Task.Status.State.Terminal() {
-		return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state; there is nothing to subscribe to")
-	}
-	return rec, nil
 }

@@ -1,4 +1,4 @@
-package handler
+package httpbind
 
 import "sync"
 
@@ -11,15 +11,15 @@ var bufPool = sync.Pool{New: func() any {
 	return &b
 }}
 
-// getBuf returns an empty pooled buffer; give it back with putBuf.
-func getBuf() *[]byte {
+// GetBuf returns an empty pooled buffer; give it back with PutBuf.
+func GetBuf() *[]byte {
 	b := bufPool.Get().(*[]byte)
 	*b = (*b)[:0]
 	return b
 }
 
-// putBuf returns b to the pool unless it grew too large to keep.
-func putBuf(b *[]byte) {
+// PutBuf returns b to the pool unless it grew too large to keep.
+func PutBuf(b *[]byte) {
 	if cap(*b) > maxPooledBuf {
 		return
 	}

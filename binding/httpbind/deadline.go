@@ -1,4 +1,4 @@
-package handler
+package httpbind
 
 import (
 	"context"
@@ -22,13 +22,13 @@ import (
 //     for writes, and an idle stream must not be cut by an old one (HTTP/2
 //     resets a stream when its deadline passes, writing or not; a
 //     heartbeat interval may be longer than the timeout).
-//   - When the answer ends (finish) a deadline is left set, so that the
+//   - When the answer ends (Finish) a deadline is left set, so that the
 //     writes net/http makes to finish the response (the last chunk, the
 //     end of the stream) are bounded too. It does not reach the next
 //     request on the connection: net/http clears an HTTP/1 connection's
 //     write deadline once a response is finished, and an HTTP/2 or HTTP/3
 //     deadline belongs to its stream.
-//   - With cutOnUnload, a config unload moves the deadline of a write in
+//   - With CutOnUnload, a config unload moves the deadline of a write in
 //     progress to the past, so a blocked write fails at once. A stream that
 //     is not writing is not touched: it sees the unload in its wait and
 //     ends cleanly.
@@ -39,12 +39,12 @@ type writeGuard struct {
 	armed, noDeadline bool
 	deadline          time.Time
 
-	// The unload watch (cutOnUnload); stopCut is nil without one.
+	// The unload watch (CutOnUnload); stopCut is nil without one.
 	stopCut  func() bool
 	unloaded <-chan struct{}
 	// mu orders cut against the start and end of every write: writing
 	// says a write is in progress, killed that cut set its deadline to the
-	// past (the response is broken; finish leaves it so).
+	// past (the response is broken; Finish leaves it so).
 	mu              sync.Mutex
 	writing, killed bool
 }
@@ -52,10 +52,10 @@ type writeGuard struct {
 // pastDeadline is a write deadline long over: writes fail at once.
 var pastDeadline = time.Unix(1, 0)
 
-// cutOnUnload makes an unload of unload's config cut a write in progress.
-// Call it once, before the stream's first wait; finish stops the watch.
+// CutOnUnload makes an unload of unload's config cut a write in progress.
+// Call it once, before the stream's first wait; Finish stops the watch.
 // It costs one context.AfterFunc registration per stream, no goroutine.
-func (s *sse) cutOnUnload(unload context.Context) {
+func (s *SSE) CutOnUnload(unload context.Context) {
 	if unload == nil || s.stopCut != nil {
 		return
 	}
@@ -64,7 +64,7 @@ func (s *sse) cutOnUnload(unload context.Context) {
 }
 
 // cut runs once the config is unloaded.
-func (s *sse) cut() {
+func (s *SSE) cut() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.writing && s.rc.SetWriteDeadline(pastDeadline) == nil {
@@ -74,7 +74,7 @@ func (s *sse) cut() {
 
 // arm sets the deadline of a write starting now, unless the one set
 // leaves it at least 7/8 of timeout (see writeGuard).
-func (s *sse) arm() {
+func (s *SSE) arm() {
 	if s.noDeadline {
 		return
 	}
@@ -91,7 +91,7 @@ func (s *sse) arm() {
 }
 
 // rest clears the deadline of a stream going back to waiting.
-func (s *sse) rest() {
+func (s *SSE) rest() {
 	if s.armed {
 		s.armed = false
 		_ = s.rc.SetWriteDeadline(time.Time{})
@@ -100,8 +100,8 @@ func (s *sse) rest() {
 
 // begin starts one write: a new frame (arm) gets a fresh deadline, a flush
 // keeps its frame's. It fails with errUnloaded, writing nothing, once the
-// config is unloaded (with cutOnUnload).
-func (s *sse) begin(arm bool) error {
+// config is unloaded (with CutOnUnload).
+func (s *SSE) begin(arm bool) error {
 	if arm {
 		s.arm()
 	}
@@ -120,7 +120,7 @@ func (s *sse) begin(arm bool) error {
 }
 
 // end ends the write begin started.
-func (s *sse) end() {
+func (s *SSE) end() {
 	if s.stopCut == nil {
 		return
 	}
@@ -129,11 +129,11 @@ func (s *sse) end() {
 	s.mu.Unlock()
 }
 
-// finish ends the answer: it stops the unload watch, leaves a deadline
+// Finish ends the answer: it stops the unload watch, leaves a deadline
 // for net/http's last writes (see writeGuard) and releases the buffers. A
 // cut still running no longer touches the writer, as no write is in
 // progress.
-func (s *sse) finish() {
+func (s *SSE) Finish() {
 	killed := false
 	if s.stopCut != nil {
 		s.stopCut()

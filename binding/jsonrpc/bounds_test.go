@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
@@ -54,7 +55,7 @@ func TestMaxTaskOutput(t *testing.T) {
 		}
 		return steps
 	}}
-	h := newHarness(t, agent, func(o *Options) { o.MaxTaskOutput = 1 << 20 })
+	h := newHarness(t, agent, func(o *handler.Options) { o.MaxTaskOutput = 1 << 20 })
 	task := at(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")}), "result", "task")
 	failedFor(t, task, "max_task_output 1048576")
 	got := str(t, task, "artifacts", 0, "parts", 0, "text")
@@ -82,7 +83,7 @@ func TestMaxRunEventsPerTurn(t *testing.T) {
 		}
 		return append(steps, status(protocol.StateInputRequired, "more?"))
 	}}
-	h := newHarness(t, agent, func(o *Options) { o.MaxRunEvents = 5000 })
+	h := newHarness(t, agent, func(o *handler.Options) { o.MaxRunEvents = 5000 })
 	id := ""
 	for turn := range 5 {
 		extra := ""
@@ -119,7 +120,7 @@ func TestArtifactsBoundedAndLinear(t *testing.T) {
 	failedFor(t, at(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")}), "result", "task"),
 		"max_artifacts 256")
 
-	h = newHarness(t, many(3000), func(o *Options) { o.MaxArtifacts = 10000 })
+	h = newHarness(t, many(3000), func(o *handler.Options) { o.MaxArtifacts = 10000 })
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	before := ms.TotalAlloc
@@ -142,7 +143,7 @@ func TestArtifactsBoundedAndLinear(t *testing.T) {
 // and the slot comes back when a run ends.
 func TestMaxRunsPerOwner(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.MaxRunsPerOwner = 2 })
+	h := newHarness(t, agent, func(o *handler.Options) { o.MaxRunsPerOwner = 2 })
 	nonBlocking := `{"returnImmediately":true}`
 	var runs []*fakeRun
 	for i := range 2 {
@@ -211,7 +212,7 @@ func TestHistoryBytes(t *testing.T) {
 	agent := &fakeAgent{script: func(*upstream.RunRequest) []step { return []step{status(protocol.StateInputRequired, big)} }, runs: make(chan *fakeRun, 16)}
 	var seen [][]protocol.Message
 	rec := &historyAgent{inner: agent, seen: &seen}
-	h := newHarness(t, rec, func(o *Options) { o.MaxHistoryBytes = 1 << 20 })
+	h := newHarness(t, rec, func(o *handler.Options) { o.MaxHistoryBytes = 1 << 20 })
 	id := ""
 	for turn := range 4 {
 		extra := ""
@@ -331,14 +332,14 @@ var _ = store.ErrFull
 // on running tasks: a run's slot is free once the task settles, before
 // the run has finished tearing down.
 func TestSequentialSendsKeepWithinRunsBound(t *testing.T) {
-	h := newHarness(t, scriptAgent(text("ok")), func(o *Options) { o.MaxRunsPerOwner = 1 })
+	h := newHarness(t, scriptAgent(text("ok")), func(o *handler.Options) { o.MaxRunsPerOwner = 1 })
 	body := []byte(sendV10("SendMessage", "m-1", "", ""))
 	// In process, without HTTP in between: as fast as a caller can be.
 	for i := range 2000 {
 		r := httptest.NewRequest(http.MethodPost, "/a2a", nil)
 		r.Header.Set("A2A-Version", "1.0")
 		w := httptest.NewRecorder()
-		h.ep.ServeRPC(w, r, body, Caller{Owner: "alice"})
+		h.ep.Serve(w, r, body, handler.Caller{Owner: "alice"})
 		if !strings.Contains(w.Body.String(), "TASK_STATE_COMPLETED") {
 			t.Fatalf("send %d: %s", i, w.Body.String())
 		}

@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
@@ -154,7 +155,7 @@ func TestNoInternalTextReachesCallers(t *testing.T) {
 		t.Run("store "+op, func(t *testing.T) {
 			core, logs := observer.New(zapcore.DebugLevel)
 			fs := &failStore{}
-			h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")), func(o *Options) {
+			h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")), func(o *handler.Options) {
 				fs.Store = o.Store
 				o.Store = fs
 				o.Logger = zap.New(core)

@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // messageMode configures an endpoint for message replies.
-func messageMode(o *Options) { o.Reply = ReplyMessage }
+func messageMode(o *handler.Options) { o.Reply = handler.ReplyMessage }
 
 // replyAgent exercises every way output reaches a reply: merged text
 // chunks, a progress note (not part of the answer), a data part, text
@@ -134,7 +135,7 @@ func TestReplySend(t *testing.T) {
 			// The agent was asked without a task: no task id, no history,
 			// the reply's context.
 			// The agent is told the owner's own id for the reply's context.
-			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != h.ep.agentContextID("alice", str(t, msg, "contextId")) || got.User != "alice" ||
+			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != agentContextID(h.key, "alice", str(t, msg, "contextId")) || got.User != "alice" ||
 				got.Message.ID != "m-1" {
 				t.Fatalf("agent request %+v", got)
 			}
@@ -206,8 +207,8 @@ func TestReplyEndings(t *testing.T) {
 // the log line carrying that id.
 func TestReplyFailures(t *testing.T) {
 	leak := errors.New("upstream: POST http://10.0.0.9/agent: " + marker)
-	huge := strings.Repeat("x", DefaultMaxTaskOutput/2+1)
-	many := make([]step, DefaultMaxRunEvents+1)
+	huge := strings.Repeat("x", handler.DefaultMaxTaskOutput/2+1)
+	many := make([]step, handler.DefaultMaxRunEvents+1)
 	for i := range many {
 		many[i] = text("x")
 	}
@@ -222,12 +223,12 @@ func TestReplyFailures(t *testing.T) {
 			return scriptAgent(step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: marker}})
 		}, marker},
 		{"failed with a message", func() *fakeAgent { return scriptAgent(text("so far"), status(protocol.StateFailed, marker)) }, marker},
-		{"too many bytes", func() *fakeAgent { return scriptAgent(text(huge), text(huge)) }, errReplyTooLarge.Error()},
-		{"too many events", func() *fakeAgent { return scriptAgent(many...) }, errReplyTooLarge.Error()},
+		{"too many bytes", func() *fakeAgent { return scriptAgent(text(huge), text(huge)) }, "agent reply over a run limit (max_task_output 16777216)"},
+		{"too many events", func() *fakeAgent { return scriptAgent(many...) }, "agent reply over a run limit (max_run_events 10000)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.DebugLevel)
-			h := newHarness(t, tc.agent(), messageMode, func(o *Options) { o.Logger = zap.New(core) })
+			h := newHarness(t, tc.agent(), messageMode, func(o *handler.Options) { o.Logger = zap.New(core) })
 			for _, r := range []req{
 				{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")},
 				{owner: "alice", body: sendV03("message/send", "m", "", "")},
@@ -354,7 +355,7 @@ func TestReplyClientGoneAbortsAgent(t *testing.T) {
 // carries heartbeats while it works; then the one message frame.
 func TestReplyStreamHeartbeat(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, messageMode, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	h := newHarness(t, agent, messageMode, func(o *handler.Options) { o.Heartbeat = 20 * time.Millisecond })
 	s := h.openStream(t, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")})
 	run := agent.next(t)
 	for range 2 {
@@ -388,9 +389,9 @@ func TestReplyOutlivesDone(t *testing.T) {
 
 func TestReplyOptionChecked(t *testing.T) {
 	h := newHarness(t, scriptAgent())
-	o := h.ep.opts
-	o.Reply = ReplyMessage + 1
-	if _, err := NewEndpoint(o); err == nil {
+	o := h.opts
+	o.Reply = handler.ReplyMessage + 1
+	if _, err := handler.New(o); err == nil {
 		t.Fatal("NewEndpoint accepted an unknown reply mode")
 	}
 }
@@ -477,18 +478,18 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 // configured, and is one of its owner's runs.
 func TestReplyBoundedByRunLimits(t *testing.T) {
 	agent := scriptAgent(text(strings.Repeat("x", 600)), text(strings.Repeat("y", 600)))
-	h := newHarness(t, agent, messageMode, func(o *Options) { o.MaxTaskOutput = 1000 })
+	h := newHarness(t, agent, messageMode, func(o *handler.Options) { o.MaxTaskOutput = 1000 })
 	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), -32603, 7, true, "")
-	h = newHarness(t, agent, messageMode, func(o *Options) { o.MaxRunEvents = 1 })
+	h = newHarness(t, agent, messageMode, func(o *handler.Options) { o.MaxRunEvents = 1 })
 	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), -32603, 7, true, "")
-	h = newHarness(t, agent, messageMode, func(o *Options) { o.MaxTaskOutput = 1200 })
+	h = newHarness(t, agent, messageMode, func(o *handler.Options) { o.MaxTaskOutput = 1200 })
 	if got := str(t, h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")}), "result", "message", "parts", 0, "text"); len(got) != 1200 {
 		t.Fatalf("reply within the limit: %d bytes", len(got))
 	}
 
 	// A reply holds one of the owner's run slots while the agent works.
 	ctl := controlledAgent()
-	h = newHarness(t, ctl, messageMode, func(o *Options) { o.MaxRunsPerOwner = 1 })
+	h = newHarness(t, ctl, messageMode, func(o *handler.Options) { o.MaxRunsPerOwner = 1 })
 	first := make(chan map[string]any, 1)
 	go func() {
 		first <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})

@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -138,10 +139,10 @@ func TestRPCErrors(t *testing.T) {
 
 func TestRPCVersionRouting(t *testing.T) {
 	t.Run("not served", func(t *testing.T) {
-		h := newHarness(t, scriptAgent(text("x")), func(o *Options) { o.Versions = []protocol.Version{protocol.V10} })
+		h := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.Versions = []protocol.Version{protocol.V10} })
 		resp := h.rpc(req{body: sendV03("message/send", "m", "", "")})
 		wantError(t, resp, -32009, "r-1", false, "")
-		h2 := newHarness(t, scriptAgent(text("x")), func(o *Options) { o.Versions = []protocol.Version{protocol.V03} })
+		h2 := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.Versions = []protocol.Version{protocol.V03} })
 		resp = h2.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
 		wantError(t, resp, -32009, 7, true, "VERSION_NOT_SUPPORTED")
 	})
@@ -174,7 +175,7 @@ func TestRPCVersionRouting(t *testing.T) {
 		wantError(t, decode(t, readAll(t, resp)), -32001, 3, true, "TASK_NOT_FOUND")
 	})
 	t.Run("streaming disabled", func(t *testing.T) {
-		h := newHarness(t, scriptAgent(text("x")), func(o *Options) { o.Streaming = false })
+		h := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.Streaming = false })
 		for _, r := range []req{
 			{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")},
 			{body: sendV03("message/stream", "m", "", "")},
@@ -194,20 +195,20 @@ func TestStartRPCReturnsReadyStream(t *testing.T) {
 	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
 	id := str(t, resp, "result", "task", "id")
 
-	start := func(body string) (*Stream, *httptest.ResponseRecorder) {
+	start := func(body string) (Stream, *httptest.ResponseRecorder) {
 		r := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(body))
 		r.Header.Set("A2A-Version", "1.0")
 		w := httptest.NewRecorder()
-		return h.ep.StartRPC(w, r, []byte(body), Caller{Owner: "alice"}), w
+		return h.ep.Start(w, r, []byte(body), handler.Caller{Owner: "alice"}), w
 	}
-	if st, w := start(call("GetTask", `{"id":"`+id+`"}`)); st != nil || !strings.Contains(w.Body.String(), `"TASK_STATE_INPUT_REQUIRED"`) {
+	if st, w := start(call("GetTask", `{"id":"`+id+`"}`)); st.st != nil || !strings.Contains(w.Body.String(), `"TASK_STATE_INPUT_REQUIRED"`) {
 		t.Fatalf("GetTask: stream %v, answer %q", st, w.Body.String())
 	}
-	if st, w := start(call("SubscribeToTask", `{"id":"missing"}`)); st != nil || !strings.Contains(w.Body.String(), `"code":-32001`) {
+	if st, w := start(call("SubscribeToTask", `{"id":"missing"}`)); st.st != nil || !strings.Contains(w.Body.String(), `"code":-32001`) {
 		t.Fatalf("subscribe to a missing task: stream %v, answer %q", st, w.Body.String())
 	}
 	st, w := start(call("SubscribeToTask", `{"id":"`+id+`"}`))
-	if st == nil || w.Body.Len() != 0 {
+	if st.st == nil || w.Body.Len() != 0 {
 		t.Fatalf("subscribe: stream %v, written before Serve: %q", st, w.Body.String())
 	}
 	st.Serve() // input-required: the Task frame, then the stream ends

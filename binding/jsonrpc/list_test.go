@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"fmt"

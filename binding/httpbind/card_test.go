@@ -1,12 +1,13 @@
-package handler
+package httpbind
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsontest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -65,7 +66,7 @@ func TestCardVariants(t *testing.T) {
 				t.Fatalf("ETag %q is not a strong entity tag", etag)
 			}
 			body := w.Body.Bytes()
-			if h.Get("Content-Length") != itoa(len(body)) {
+			if h.Get("Content-Length") != strconv.Itoa(len(body)) {
 				t.Fatalf("Content-Length %q for %d bytes", h.Get("Content-Length"), len(body))
 			}
 			// The bytes are exactly what the protocol renders for this URL.
@@ -81,15 +82,15 @@ func TestCardVariants(t *testing.T) {
 			if want := protocol.RenderCard(&card, variant); string(body) != string(want) {
 				t.Fatalf("body\n%s\nwant\n%s", body, want)
 			}
-			m := decode(t, body)
-			if str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" ||
-				str(t, m, "supportedInterfaces", 1, "protocolVersion") != "0.3" {
+			m := jsontest.Decode(t, body)
+			if jsontest.Str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" ||
+				jsontest.Str(t, m, "supportedInterfaces", 1, "protocolVersion") != "0.3" {
 				t.Fatalf("interfaces %v", m["supportedInterfaces"])
 			}
-			if has(m, "url") != tc.hybrid || has(m, "protocolVersion") != tc.hybrid {
-				t.Fatalf("0.3 members present=%v, want %v", has(m, "url"), tc.hybrid)
+			if jsontest.Has(m, "url") != tc.hybrid || jsontest.Has(m, "protocolVersion") != tc.hybrid {
+				t.Fatalf("0.3 members present=%v, want %v", jsontest.Has(m, "url"), tc.hybrid)
 			}
-			if tc.hybrid && str(t, m, "url") != rpc {
+			if tc.hybrid && jsontest.Str(t, m, "url") != rpc {
 				t.Fatalf("url %v", m["url"])
 			}
 		})
@@ -148,7 +149,7 @@ func TestCardMethods(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, time.Minute)
 	get := serveCard(cs, http.MethodGet, "https://a/", nil)
 	head := serveCard(cs, http.MethodHead, "https://a/", nil)
-	if head.Code != 200 || head.Body.Len() != 0 || head.Header().Get("Content-Length") != itoa(get.Body.Len()) ||
+	if head.Code != 200 || head.Body.Len() != 0 || head.Header().Get("Content-Length") != strconv.Itoa(get.Body.Len()) ||
 		head.Header().Get("ETag") != get.Header().Get("ETag") {
 		t.Fatalf("HEAD: %d %v body %d", head.Code, head.Header(), head.Body.Len())
 	}
@@ -162,8 +163,8 @@ func TestCardMethods(t *testing.T) {
 
 func TestCardVersionsServed(t *testing.T) {
 	cs := NewCardServer(testCard(), []protocol.Version{protocol.V10}, time.Minute)
-	m := decode(t, serveCard(cs, http.MethodGet, "https://a/", nil).Body.Bytes())
-	if has(m, "supportedInterfaces", 1) || str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" || has(m, "url") {
+	m := jsontest.Decode(t, serveCard(cs, http.MethodGet, "https://a/", nil).Body.Bytes())
+	if jsontest.Has(m, "supportedInterfaces", 1) || jsontest.Str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" || jsontest.Has(m, "url") {
 		t.Fatalf("1.0-only card %v", m)
 	}
 }
@@ -171,8 +172,8 @@ func TestCardVersionsServed(t *testing.T) {
 func TestCardCacheBounded(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, time.Minute)
 	for i := range maxCachedCardURLs + 10 {
-		w := serveCard(cs, http.MethodGet, "https://h"+itoa(i)+"/a2a", nil)
-		if w.Code != 200 || str(t, decode(t, w.Body.Bytes()), "url") != "https://h"+itoa(i)+"/a2a" {
+		w := serveCard(cs, http.MethodGet, "https://h"+strconv.Itoa(i)+"/a2a", nil)
+		if w.Code != 200 || jsontest.Str(t, jsontest.Decode(t, w.Body.Bytes()), "url") != "https://h"+strconv.Itoa(i)+"/a2a" {
 			t.Fatalf("card %d wrong", i)
 		}
 	}
@@ -182,22 +183,11 @@ func TestCardCacheBounded(t *testing.T) {
 }
 
 // nopWriter is a ResponseWriter that allocates nothing per request.
-type nopWriter struct {
-	h    http.Header
-	code int
-	// errors counts JSON-RPC error answers written: a benchmark whose
-	// every answer is an error measures the wrong thing.
-	errors int
-}
+type nopWriter struct{ h http.Header }
 
-func (w *nopWriter) Header() http.Header { return w.h }
-func (w *nopWriter) WriteHeader(c int)   { w.code = c }
-func (w *nopWriter) Write(b []byte) (int, error) {
-	if bytes.Contains(b, []byte(`,"error":{`)) {
-		w.errors++
-	}
-	return len(b), nil
-}
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) WriteHeader(int)             {}
+func (w *nopWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 func TestCardHitAllocs(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, time.Minute)

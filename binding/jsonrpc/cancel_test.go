@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 )
@@ -64,17 +65,7 @@ func TestCancelInputRequired(t *testing.T) {
 }
 
 // runnerIdle reports whether no run is going.
-func runnerIdle(r *Runner) bool {
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(10 * time.Millisecond):
-		// The waiter goroutine ends when the runs do.
-		return false
-	}
-}
+func runnerIdle(r *handler.Runner) bool { return r.Running() == 0 }
 
 func TestRunnerCloseEndsRuns(t *testing.T) {
 	agent := controlledAgent()
@@ -142,11 +133,10 @@ func TestEventLogBoundFailsTask(t *testing.T) {
 	for i := range steps {
 		steps[i] = text("x")
 	}
-	h := newHarness(t, scriptAgent(steps...))
-	// Swap in a store with a small log bound.
+	// A store with a small log bound.
 	small := memory.New(memory.Options{MaxEventsPerTask: 10})
 	defer small.Close()
-	h.ep.opts.Store = small
+	h := newHarness(t, scriptAgent(steps...), func(o *handler.Options) { o.Store = small })
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
 	task := at(t, resp, "result", "task")
 	if str(t, task, "status", "state") != "TASK_STATE_FAILED" || str(t, task, "status", "message", "parts", 0, "text") != failedText {

@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
@@ -123,7 +124,7 @@ func TestLimitsRefuseAndLoseNothing(t *testing.T) {
 				name := c.name + map[bool]string{true: " v10", false: " v03"}[v10] + map[bool]string{true: " stream", false: ""}[streaming]
 				t.Run(name, func(t *testing.T) {
 					agent := &countingAgent{Agent: scriptAgent(status(protocol.StateInputRequired, "more?"))}
-					h := newHarness(t, agent, func(o *Options) { o.Limits = testLimits; o.MaxJSONDepth = testMaxDepth })
+					h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits; o.MaxJSONDepth = testMaxDepth })
 					method, version, field := "SendMessage", "1.0", c.field
 					body := func(extraMsg string) string {
 						return call(method, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[`+c.v10Parts+`]`+c.extra+extraMsg+`}}`)
@@ -182,7 +183,7 @@ func TestLimitsRefuseAndLoseNothing(t *testing.T) {
 // they are configured, not one byte lower.
 func TestLimitsAtTheLimitAccepted(t *testing.T) {
 	agent := &countingAgent{Agent: scriptAgent(text("ok"))}
-	h := newHarness(t, agent, func(o *Options) { o.Limits = testLimits; o.MaxJSONDepth = testMaxDepth })
+	h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits; o.MaxJSONDepth = testMaxDepth })
 	raw := base64.StdEncoding.EncodeToString([]byte("123456"))
 	// Depth: envelope 1, params 2, message 3, parts 4, part 5, then the
 	// data value: the body below nests exactly testMaxDepth levels.
@@ -200,7 +201,7 @@ func TestLimitsAtTheLimitAccepted(t *testing.T) {
 
 func TestLimitsCancelMetadata(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.Limits = testLimits })
+	h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits })
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	run := agent.next(t)
@@ -220,15 +221,15 @@ func TestLimitsCancelMetadata(t *testing.T) {
 }
 
 func TestLimitsOptionsChecked(t *testing.T) {
-	for _, o := range []Options{
+	for _, o := range []handler.Options{
 		{Limits: protocol.Limits{MaxParts: -1}},
 		{MaxJSONDepth: -1},
 		{Extensions: []protocol.Extension{{URI: ""}}},
 		{Extensions: []protocol.Extension{{URI: "urn:a"}, {URI: "urn:a"}}},
 		{Extensions: []protocol.Extension{{URI: "urn:a,urn:b"}}},
 	} {
-		o.Store, o.Agent, o.Runner = newHarnessStore(t), scriptAgent(), NewRunner(nil)
-		if _, err := NewEndpoint(o); err == nil {
+		o.Store, o.Agent, o.Runner = newHarnessStore(t), scriptAgent(), handler.NewRunner(nil)
+		if _, err := handler.New(o); err == nil {
 			t.Errorf("accepted %+v", o)
 		}
 	}

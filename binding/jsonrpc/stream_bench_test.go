@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -101,7 +102,7 @@ func (w *frameWriter) lastFrame() string {
 // SubscribeToTask streams.
 type streamBench struct {
 	store   *memory.Store
-	runner  *Runner
+	runner  *handler.Runner
 	run     *chunkRun
 	writers []*frameWriter
 	flushed chan struct{}
@@ -113,11 +114,11 @@ func newStreamBench(b *testing.B, n int) *streamBench {
 	// A log long enough for every b.N: the stream never has to restart.
 	sb := &streamBench{
 		store:   memory.New(memory.Options{MaxEventsPerTask: 1 << 24}),
-		runner:  NewRunner(zap.NewNop()),
+		runner:  handler.NewRunner(zap.NewNop()),
 		flushed: make(chan struct{}, 1024),
 	}
 	agent := &chunkAgent{runs: make(chan *chunkRun, 1)}
-	ep, err := NewEndpoint(Options{Store: sb.store, Agent: agent, Runner: sb.runner, Streaming: true})
+	ep, err := bind(handler.New(handler.Options{Store: sb.store, Agent: agent, Runner: sb.runner, Streaming: true}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func newStreamBench(b *testing.B, n int) *streamBench {
 		sb.served.Add(1)
 		go func() {
 			defer sb.served.Done()
-			ep.ServeRPC(w, r, []byte(body), Caller{Owner: "alice"})
+			ep.Serve(w, r, []byte(body), handler.Caller{Owner: "alice"})
 		}()
 		return w
 	}

@@ -1,4 +1,4 @@
-package handler
+package httpbind
 
 import (
 	"crypto/sha256"
@@ -19,7 +19,7 @@ const maxCachedCardURLs = 64
 
 // Header values shared by every card answer.
 var (
-	varyVersion  = []string{versionHeader}
+	varyVersion  = []string{VersionHeader}
 	allowGetHead = []string{"GET, HEAD"}
 )
 
@@ -52,7 +52,17 @@ type cardServerState struct {
 	cache map[string]*cardDocs
 }
 
-func newCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
+// CardServer answers GET/HEAD for the Agent Card with the variant the
+// A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
+// Cache-Control: public, max-age and 304 on If-None-Match. Rendered
+// documents are cached per RPC URL.
+type CardServer struct {
+	s cardServerState
+}
+
+// NewCardServer returns a card server for card (Interfaces are filled per
+// request from the RPC URL and the served versions).
+func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
 	if len(versions) == 0 {
 		versions = []protocol.Version{protocol.V10, protocol.V03}
 	}
@@ -79,11 +89,18 @@ func newCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge 
 	}}
 }
 
-func (c *CardServer) urlFromRequest() {
+// URLFromRequest tells c that the RPC URL it is given is derived from
+// each request (its Host, a trusted proxy's X-Forwarded-* headers), not
+// configured: the card then varies with a header any client sets, so it is
+// cached privately (Cache-Control: private) and no shared cache hands one
+// client's card to another. Call it before serving.
+func (c *CardServer) URLFromRequest() {
 	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
 }
 
-func (c *CardServer) serveCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
+// ServeCard writes the card whose interfaces point at rpcURL.
+// Methods other than GET and HEAD get 405 with an Allow header.
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
 	h := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h["Allow"] = allowGetHead
@@ -91,7 +108,7 @@ func (c *CardServer) serveCard(w http.ResponseWriter, r *http.Request, rpcURL st
 		return
 	}
 	variant := docHybrid
-	if v, ok := protocol.ParseVersionHeader(headerValue(r.Header, versionKey)); ok && v == protocol.V10 {
+	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
 	doc := c.doc(rpcURL, variant)

@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -124,7 +125,7 @@ func TestSendMultiTurn(t *testing.T) {
 	}()
 	run = agent.next(t)
 	// The agent's context id is the owner's own, the same every turn.
-	if agentCtx != h.ep.agentContextID("alice", ctxID) || agentCtx == ctxID {
+	if agentCtx != agentContextID(h.key, "alice", ctxID) || agentCtx == ctxID {
 		t.Fatalf("agent context %q for the caller's %q", agentCtx, ctxID)
 	}
 	if run.req.TaskID != id || run.req.ContextID != agentCtx || run.req.Message.ID != "m-2" {
@@ -184,7 +185,7 @@ func TestSendHistoryLength(t *testing.T) {
 }
 
 func TestSendMaxHistory(t *testing.T) {
-	h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")), func(o *Options) { o.MaxHistory = 3 })
+	h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")), func(o *handler.Options) { o.MaxHistory = 3 })
 	first := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m-1", "", "")})
 	id := str(t, first, "result", "task", "id")
 	r := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m-2", `,"taskId":"`+id+`"`, "")})
@@ -195,7 +196,7 @@ func TestSendMaxHistory(t *testing.T) {
 }
 
 func TestSendInputModes(t *testing.T) {
-	h := newHarness(t, scriptAgent(text("x")), func(o *Options) { o.InputModes = []string{"text/plain", "image/*"} })
+	h := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.InputModes = []string{"text/plain", "image/*"} })
 	for _, tc := range []struct {
 		name  string
 		parts string

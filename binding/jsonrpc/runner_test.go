@@ -1,9 +1,10 @@
-package handler
+package jsonrpc
 
 import (
 	"runtime"
 	"strings"
 	"testing"
+
 )
 
 // workers counts the goroutines in Runner.work, busy or idle.

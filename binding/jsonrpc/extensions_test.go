@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -17,6 +18,14 @@ type recordingAgent struct {
 	mu   sync.Mutex
 	reqs []*upstream.RunRequest
 }
+
+// The extension headers as a client writes them (1.0, 0.3), and the 1.0
+// one's canonical key.
+const (
+	extensionsHeader    = "A2A-Extensions"
+	extensionsHeaderV03 = "X-A2A-Extensions"
+	extensionsKey       = "A2a-Extensions"
+)
 
 func (a *recordingAgent) Run(ctx context.Context, r *upstream.RunRequest) (upstream.Stream, error) {
 	a.mu.Lock()
@@ -85,7 +94,7 @@ func TestExtensionsNegotiation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			agent := &recordingAgent{}
-			h := newHarness(t, agent, func(o *Options) { o.Extensions = testExtensions })
+			h := newHarness(t, agent, func(o *handler.Options) { o.Extensions = testExtensions })
 			resp := h.postRaw(t, tc.body, tc.header)
 			m := decode(t, readAll(t, resp))
 			if !has(m, "result") {
@@ -107,7 +116,7 @@ func TestExtensionsNegotiation(t *testing.T) {
 
 func TestExtensionsRequired(t *testing.T) {
 	agent := &recordingAgent{}
-	h := newHarness(t, agent, func(o *Options) { o.Extensions = testExtensions })
+	h := newHarness(t, agent, func(o *handler.Options) { o.Extensions = testExtensions })
 	for _, tc := range []struct {
 		name    string
 		version string
@@ -167,7 +176,7 @@ func TestExtensionsRequired(t *testing.T) {
 }
 
 func TestExtensionsSSEEcho(t *testing.T) {
-	h := newHarness(t, &recordingAgent{}, func(o *Options) { o.Extensions = testExtensions })
+	h := newHarness(t, &recordingAgent{}, func(o *handler.Options) { o.Extensions = testExtensions })
 	s := h.openStream(t, req{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", ""),
 		header: map[string]string{extensionsHeader: "urn:ext:req"}})
 	if got := s.resp.Header.Get(extensionsHeader); got != "urn:ext:req" {

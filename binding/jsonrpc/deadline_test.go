@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -77,7 +78,7 @@ type stallServer struct {
 	conns  chan *deadlineConn
 }
 
-func newStallServer(t *testing.T, ep *Endpoint) *stallServer {
+func newStallServer(t *testing.T, ep *Binding) *stallServer {
 	t.Helper()
 	s := &stallServer{served: make(chan struct{}, 16), conns: make(chan *deadlineConn, 16)}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +88,7 @@ func newStallServer(t *testing.T, ep *Endpoint) *stallServer {
 			c.mu.Unlock()
 		}
 		body, _ := io.ReadAll(r.Body)
-		ep.ServeRPC(w, r, body, Caller{Owner: r.Header.Get(ownerHeader)})
+		ep.Serve(w, r, body, handler.Caller{Owner: r.Header.Get(ownerHeader)})
 		s.served <- struct{}{}
 	}))
 	s.srv.Listener = smallListener{Listener: s.srv.Listener, conns: s.conns}
@@ -161,7 +162,7 @@ func blockedInWrite() bool {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "handler.(*sse)") && strings.Contains(g, "waitWrite") {
+		if strings.Contains(g, "httpbind.(*SSE)") && strings.Contains(g, "waitWrite") {
 			return true
 		}
 	}
@@ -172,7 +173,7 @@ func blockedInWrite() bool {
 // once a frame write outlasts WriteTimeout; the run goes on.
 func TestStreamWriteTimeout(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = 200 * time.Millisecond })
+	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = 200 * time.Millisecond })
 	s := newStallServer(t, h.ep)
 	run := stallStream(t, h, agent, s)
 	s.waitServed(t, "client not reading")
@@ -189,7 +190,7 @@ func TestStreamWriteTimeout(t *testing.T) {
 // write at once, long before its write timeout.
 func TestStreamUnloadCutsBlockedWrite(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = time.Hour })
+	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour })
 	s := newStallServer(t, h.ep)
 	run := stallStream(t, h, agent, s)
 	waitFor(t, "the stream blocked in a write", blockedInWrite)
@@ -204,7 +205,7 @@ func TestStreamUnloadCutsBlockedWrite(t *testing.T) {
 // the stream even when nothing is written).
 func TestStreamIdleHoldsNoDeadline(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = time.Hour; o.Heartbeat = 20 * time.Millisecond })
+	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour; o.Heartbeat = 20 * time.Millisecond })
 	s := newStallServer(t, h.ep)
 	id, run := startTask(t, h, agent)
 	c := s.rawClient(t, call("SubscribeToTask", `{"id":"`+id+`"}`))
@@ -237,7 +238,7 @@ func TestStreamIdleHoldsNoDeadline(t *testing.T) {
 // cut an unrelated answer.
 func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = time.Hour })
+	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour })
 	s := newStallServer(t, h.ep)
 	id, run := startTask(t, h, agent)
 
@@ -297,9 +298,9 @@ func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 }
 
 func TestWriteTimeoutOptionChecked(t *testing.T) {
-	r := NewRunner(nil)
+	r := handler.NewRunner(nil)
 	defer r.Close()
-	_, err := NewEndpoint(Options{Store: newHarnessStore(t), Agent: scriptAgent(), Runner: r, WriteTimeout: -time.Second})
+	_, err := handler.New(handler.Options{Store: newHarnessStore(t), Agent: scriptAgent(), Runner: r, WriteTimeout: -time.Second})
 	if err == nil || !strings.Contains(err.Error(), "WriteTimeout") {
 		t.Fatalf("negative WriteTimeout: %v", err)
 	}
@@ -309,7 +310,7 @@ func TestWriteTimeoutOptionChecked(t *testing.T) {
 // replay of 300 events) is written under one deadline, not one per frame.
 func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, func(o *Options) { o.WriteTimeout = time.Hour })
+	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour })
 	s := newStallServer(t, h.ep)
 	id, run := startTask(t, h, agent)
 	for i := range 300 {

@@ -1,9 +1,11 @@
-package handler
+package jsonrpc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -17,6 +19,8 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsontest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
@@ -138,9 +142,13 @@ func (a *fakeAgent) next(t testing.TB) *fakeRun {
 type harness struct {
 	t      testing.TB
 	store  *memory.Store
-	runner *Runner
-	ep     *Endpoint
-	srv    *httptest.Server
+	runner *handler.Runner
+	// opts are the service's options as the test set them; key is the
+	// context key the agent's context ids are derived under.
+	opts handler.Options
+	key  []byte
+	ep   *Binding
+	srv  *httptest.Server
 	// unload ends the endpoint's config (Options.Unload).
 	unload    context.Context
 	closeDone context.CancelFunc
@@ -149,19 +157,19 @@ type harness struct {
 // ownerHeader carries the test caller's identity to the handler.
 const ownerHeader = "X-Test-Owner"
 
-func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*Options)) *harness {
+func newHarness(t testing.TB, agent upstream.Agent, mods ...func(*handler.Options)) *harness {
 	t.Helper()
 	return newHarnessWith(t, agent, memory.Options{}, mods...)
 }
 
 // newHarnessWith is newHarness over a memory store with so.
-func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods ...func(*Options)) *harness {
+func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods ...func(*handler.Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, store: memory.New(so)}
 	h.unload, h.closeDone = context.WithCancel(context.Background())
 	logger := zaptest.NewLogger(t)
-	h.runner = NewRunner(logger)
-	o := Options{
+	h.runner = handler.NewRunner(logger)
+	o := handler.Options{
 		Store:     h.store,
 		Agent:     agent,
 		Runner:    h.runner,
@@ -172,14 +180,18 @@ func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods 
 	for _, m := range mods {
 		m(&o)
 	}
-	ep, err := NewEndpoint(o)
+	if o.ContextKey == nil {
+		o.ContextKey = handler.NewContextKey()
+	}
+	h.opts, h.key = o, o.ContextKey
+	ep, err := bind(handler.New(o))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.ep = ep
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		ep.ServeRPC(w, r, body, Caller{Owner: r.Header.Get(ownerHeader)})
+		ep.Serve(w, r, body, handler.Caller{Owner: r.Header.Get(ownerHeader)})
 	}))
 	t.Cleanup(func() {
 		h.closeDone()
@@ -192,6 +204,33 @@ func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods 
 	})
 	return h
 }
+
+// bind is the JSON-RPC binding of a service New made.
+func bind(svc *handler.Service, err error) (*Binding, error) {
+	if err != nil {
+		return nil, err
+	}
+	return New(svc), nil
+}
+
+// agentContextID is the context id the agent is told for owner's context
+// contextID under key, derived here on its own as the service documents
+// it: the first 128 bits of SHA-256 over the key, the owner's length (8
+// bytes, big-endian), the owner and contextID, as a version 8 UUID.
+func agentContextID(key []byte, owner, contextID string) string {
+	b := append([]byte(nil), key...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(owner)))
+	b = append(b, owner...)
+	b = append(b, contextID...)
+	sum := sha256.Sum256(b)
+	sum[6] = sum[6]&0x0f | 0x80
+	sum[8] = sum[8]&0x3f | 0x80
+	h := hex.EncodeToString(sum[:16])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// failedText is the status message of a task whose agent failed.
+const failedText = "The agent could not complete the task."
 
 // req is one JSON-RPC call of a test.
 type req struct {
@@ -247,13 +286,7 @@ func (h *harness) rpc(r req) map[string]any {
 
 func decode(t testing.TB, b []byte) map[string]any {
 	t.Helper()
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("bad JSON %q: %v", b, err)
-	}
-	return m
+	return jsontest.Decode(t, b)
 }
 
 // ---- JSON navigation -------------------------------------------------------
@@ -262,59 +295,15 @@ func decode(t testing.TB, b []byte) map[string]any {
 // indexes); it fails the test when the path does not exist.
 func at(t testing.TB, v any, path ...any) any {
 	t.Helper()
-	cur := v
-	for i, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				t.Fatalf("path %v: %v is not an object at %d", path, cur, i)
-			}
-			if cur, ok = m[k]; !ok {
-				t.Fatalf("path %v: no member %q in %v", path, k, m)
-			}
-		case int:
-			a, ok := cur.([]any)
-			if !ok || k >= len(a) {
-				t.Fatalf("path %v: no index %d in %v", path, k, cur)
-			}
-			cur = a[k]
-		}
-	}
-	return cur
+	return jsontest.At(t, v, path...)
 }
 
 func str(t testing.TB, v any, path ...any) string {
 	t.Helper()
-	s, ok := at(t, v, path...).(string)
-	if !ok {
-		t.Fatalf("path %v is not a string: %v", path, at(t, v, path...))
-	}
-	return s
+	return jsontest.Str(t, v, path...)
 }
 
-func has(v any, path ...any) bool {
-	cur := v
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return false
-			}
-			if cur, ok = m[k]; !ok {
-				return false
-			}
-		case int:
-			a, ok := cur.([]any)
-			if !ok || k >= len(a) {
-				return false
-			}
-			cur = a[k]
-		}
-	}
-	return true
-}
+func has(v any, path ...any) bool { return jsontest.Has(v, path...) }
 
 func num(t testing.TB, v any, path ...any) int64 {
 	t.Helper()

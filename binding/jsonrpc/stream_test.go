@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
@@ -268,7 +269,7 @@ func TestStreamClientDisconnect(t *testing.T) {
 	forEachWait(t, testStreamClientDisconnect)
 }
 
-func testStreamClientDisconnect(t *testing.T, wait func(*Options)) {
+func testStreamClientDisconnect(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, wait)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -295,7 +296,7 @@ func TestStreamEndsOnDone(t *testing.T) {
 	forEachWait(t, testStreamEndsOnDone)
 }
 
-func testStreamEndsOnDone(t *testing.T, wait func(*Options)) {
+func testStreamEndsOnDone(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, wait)
 	id, run := startTask(t, h, agent)
@@ -318,9 +319,9 @@ func TestStreamHeartbeat(t *testing.T) {
 	forEachWait(t, testStreamHeartbeat)
 }
 
-func testStreamHeartbeat(t *testing.T, wait func(*Options)) {
+func testStreamHeartbeat(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
-	h := newHarness(t, agent, wait, func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	h := newHarness(t, agent, wait, func(o *handler.Options) { o.Heartbeat = 20 * time.Millisecond })
 	id, run := startTask(t, h, agent)
 	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
 	s.event(t)
@@ -433,15 +434,15 @@ type plainStore struct{ store.Store }
 
 // forEachWait runs a stream test with both ways of waiting: the
 // Notifier's channel and timer, and blocking Events calls.
-func forEachWait(t *testing.T, test func(*testing.T, func(*Options))) {
+func forEachWait(t *testing.T, test func(*testing.T, func(*handler.Options))) {
 	t.Run("notifier", func(t *testing.T) {
-		test(t, func(o *Options) {
+		test(t, func(o *handler.Options) {
 			if _, ok := o.Store.(store.Notifier); !ok {
 				t.Fatal("the memory store should offer store.Notifier")
 			}
 		})
 	})
 	t.Run("blocking", func(t *testing.T) {
-		test(t, func(o *Options) { o.Store = plainStore{o.Store} })
+		test(t, func(o *handler.Options) { o.Store = plainStore{o.Store} })
 	})
 }

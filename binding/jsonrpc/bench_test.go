@@ -1,6 +1,7 @@
-package handler
+package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
@@ -41,8 +43,8 @@ func BenchmarkSendMessageBlocking(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			st := memory.New(memory.Options{MaxTasks: 1 << 20})
-			runner := NewRunner(zap.NewNop())
-			ep, err := NewEndpoint(Options{Store: st, Agent: echoAgent{}, Runner: runner})
+			runner := handler.NewRunner(zap.NewNop())
+			ep, err := bind(handler.New(handler.Options{Store: st, Agent: echoAgent{}, Runner: runner}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -54,7 +56,7 @@ func BenchmarkSendMessageBlocking(b *testing.B) {
 			w := &nopWriter{h: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {
-				ep.ServeRPC(w, r, body, Caller{Owner: "alice"})
+				ep.Serve(w, r, body, handler.Caller{Owner: "alice"})
 				if w.code != http.StatusOK {
 					b.Fatal(w.code)
 				}
@@ -76,20 +78,38 @@ func BenchmarkSendMessageBlocking(b *testing.B) {
 func TestSendBenchmarkAnswersCompleted(t *testing.T) {
 	st := memory.New(memory.Options{})
 	defer st.Close()
-	runner := NewRunner(zap.NewNop())
+	runner := handler.NewRunner(zap.NewNop())
 	defer runner.Close()
-	ep, err := NewEndpoint(Options{Store: st, Agent: echoAgent{}, Runner: runner})
+	ep, err := bind(handler.New(handler.Options{Store: st, Agent: echoAgent{}, Runner: runner}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := httptest.NewRequest(http.MethodPost, "/a2a", nil)
 	r.Header.Set("A2A-Version", "1.0")
 	w := httptest.NewRecorder()
-	ep.ServeRPC(w, r, []byte(sendV10("SendMessage", "m-1", "", "")), Caller{Owner: "alice"})
+	ep.Serve(w, r, []byte(sendV10("SendMessage", "m-1", "", "")), handler.Caller{Owner: "alice"})
 	m := decode(t, w.Body.Bytes())
 	if str(t, m, "result", "task", "status", "state") != "TASK_STATE_COMPLETED" ||
 		str(t, m, "result", "task", "artifacts", 0, "parts", 0, "text") != "hello" {
 		t.Fatalf("answer %v", m)
 	}
 	_ = protocol.V10
+}
+
+// nopWriter is a ResponseWriter that allocates nothing per request.
+type nopWriter struct {
+	h    http.Header
+	code int
+	// errors counts JSON-RPC error answers written: a benchmark whose
+	// every answer is an error measures the wrong thing.
+	errors int
+}
+
+func (w *nopWriter) Header() http.Header { return w.h }
+func (w *nopWriter) WriteHeader(c int)   { w.code = c }
+func (w *nopWriter) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(`,"error":{`)) {
+		w.errors++
+	}
+	return len(b), nil
 }

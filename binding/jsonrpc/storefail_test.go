@@ -1,4 +1,4 @@
-package handler
+package jsonrpc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
@@ -41,7 +42,7 @@ func TestRunRecordsFailureAfterStoreOutage(t *testing.T) {
 			fs := &flakyStore{}
 			fs.skip.Store(tc.skip)
 			fs.fail.Store(tc.fail)
-			h := newHarness(t, scriptAgent(tc.steps...), func(o *Options) { fs.Store = o.Store; o.Store = fs })
+			h := newHarness(t, scriptAgent(tc.steps...), func(o *handler.Options) { fs.Store = o.Store; o.Store = fs })
 			start := time.Now()
 			resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
 			task := at(t, resp, "result", "task")
@@ -70,14 +71,12 @@ func TestRunRecordsFailureAfterStoreOutage(t *testing.T) {
 	}
 }
 
-// A store that stays broken: the run gives up after its retries and ends;
-// the task stays as last written.
+// A store that stays broken: the run gives up after its retries (about
+// 3s of backoff) and ends; the task stays as last written.
 func TestRunGivesUpOnBrokenStore(t *testing.T) {
-	defer func(n int, d time.Duration) { failRetries, failRetryStart = n, d }(failRetries, failRetryStart)
-	failRetries, failRetryStart = 2, time.Millisecond
 	fs := &flakyStore{}
 	fs.fail.Store(1 << 30)
-	h := newHarness(t, scriptAgent(text("x")), func(o *Options) { fs.Store = o.Store; o.Store = fs })
+	h := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { fs.Store = o.Store; o.Store = fs })
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	waitFor(t, "the run to give up", func() bool { return runnerIdle(h.runner) })
