@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -144,10 +143,6 @@ func (e *Service) MaxJSONDepth() int { return e.opts.MaxJSONDepth }
 
 // WriteTimeout bounds the write of one stream frame (Options.WriteTimeout).
 func (e *Service) WriteTimeout() time.Duration { return e.opts.WriteTimeout }
-
-// Unload is the context that ends when the owning config is unloaded
-// (nil: never): a binding's stream writer cuts a blocked write with it.
-func (e *Service) Unload() context.Context { return e.opts.Unload }
 
 // Admit is what the service refuses of a call to method m before its
 // params are read: a client that did not activate a required extension

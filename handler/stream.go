@@ -31,6 +31,11 @@ type EventWriter interface {
 	Heartbeat() error
 	// Fail ends the stream with an error frame.
 	Fail(perr *protocol.Error)
+	// CutOnUnload makes the end of unload (the config's) cut a write in
+	// progress at once. A task's stream ends on an unload; a message
+	// reply does not (it finishes on the old server, as a proxied request
+	// would), so only the former calls it.
+	CutOnUnload(unload context.Context)
 }
 
 // Stream is a streaming call that has been set up and not yet served:
@@ -168,6 +173,7 @@ func (e *Service) openStream(ctx context.Context, task *protocol.Task, snapID, a
 func (e *Service) pump(st *Stream, s EventWriter) {
 	ctx, task, snapID, after, evs := st.ctx, st.task, st.snapID, st.after, st.first
 	st.first = nil
+	s.CutOnUnload(e.opts.Unload)
 	if s.Queue(snapID, &protocol.Event{Task: task}) != nil {
 		return
 	}

@@ -8,7 +8,6 @@
 package jsonrpc
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -61,7 +60,6 @@ func (st Stream) Serve() {
 		return
 	}
 	defer st.s.Finish()
-	st.s.CutOnUnload(st.s.unload)
 	st.st.Serve(st.s)
 }
 
@@ -70,11 +68,10 @@ func (st Stream) Serve() {
 type sse struct {
 	httpbind.SSE
 	frames
-	unload context.Context
 }
 
 func (b *Binding) newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
-	s := &sse{frames: frames{id: id, codec: codec}, unload: b.svc.Unload()}
+	s := &sse{frames: frames{id: id, codec: codec}}
 	s.Init(w, &s.frames, b.svc.WriteTimeout())
 	return s
 }
