@@ -41,7 +41,7 @@ const (
 	docV10    = 1
 )
 
-// cardServerState is the CardServer's data (kept out of api.go).
+// cardServerState is the CardServer's data.
 type cardServerState struct {
 	card         protocol.AgentCard
 	versions     []protocol.Version

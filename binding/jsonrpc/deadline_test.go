@@ -71,7 +71,7 @@ func (l smallListener) Accept() (net.Conn, error) {
 }
 
 // stallServer serves ep on a smallListener; served gets a value each time
-// a request's ServeRPC returns (for a stream: its goroutine is done).
+// a request's Serve returns (for a stream: its goroutine is done).
 type stallServer struct {
 	srv    *httptest.Server
 	served chan struct{}
@@ -103,7 +103,7 @@ func newStallServer(t *testing.T, ep *Binding) *stallServer {
 	return s
 }
 
-// waitServed waits for one request's ServeRPC to return.
+// waitServed waits for one request's Serve to return.
 func (s *stallServer) waitServed(t *testing.T, what string) {
 	t.Helper()
 	select {

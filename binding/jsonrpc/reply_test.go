@@ -392,7 +392,7 @@ func TestReplyOptionChecked(t *testing.T) {
 	o := h.opts
 	o.Reply = handler.ReplyMessage + 1
 	if _, err := handler.New(o); err == nil {
-		t.Fatal("NewEndpoint accepted an unknown reply mode")
+		t.Fatal("handler.New accepted an unknown reply mode")
 	}
 }
 

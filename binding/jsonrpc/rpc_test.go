@@ -188,9 +188,9 @@ func TestRPCVersionRouting(t *testing.T) {
 	})
 }
 
-// StartRPC answers everything but a ready stream itself; the stream comes
+// Start answers everything but a ready stream itself; the stream comes
 // back unserved (nothing written yet) and Serve sends it.
-func TestStartRPCReturnsReadyStream(t *testing.T) {
+func TestStartReturnsReadyStream(t *testing.T) {
 	h := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "more?")))
 	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
 	id := str(t, resp, "result", "task", "id")

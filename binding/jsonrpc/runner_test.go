@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
 )
 
 // workers counts the goroutines in Runner.work, busy or idle.
