@@ -245,7 +245,7 @@ type run struct {
 	st     store.Store
 	agent  upstream.Agent
 	owner  string
-	req    *upstream.RunRequest
+	req    upstream.RunRequest
 	limits *runLimits
 	// reserved: the run holds one of its owner's slots in slots
 	// (Runner.reserve), given back when it settles or ends.
@@ -357,7 +357,7 @@ func (ru *run) execute(base context.Context) {
 		}
 	}
 
-	stream, err := ru.agent.Run(ctx, ru.req)
+	stream, err := ru.agent.Run(ctx, &ru.req)
 	if err != nil {
 		ru.fail(err, "")
 		return

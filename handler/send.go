@@ -34,17 +34,17 @@ type started struct {
 
 // prepareSend validates a send and creates or continues its task. The run
 // is not started: a streaming caller first reads the snapshot it will send.
-func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
 	if len(p.Push) > 0 {
-		return nil, protocol.ErrPushNotSupported()
+		return started{}, protocol.ErrPushNotSupported()
 	}
 	if perr := e.validateMessage(&p.Message); perr != nil {
-		return nil, perr
+		return started{}, perr
 	}
 	if perr := e.reserveRun(c); perr != nil {
-		return nil, perr
+		return started{}, perr
 	}
-	var s *started
+	var s started
 	var perr *protocol.Error
 	if p.Message.TaskID == "" {
 		s, perr = e.createTask(ctx, c, p)
@@ -53,7 +53,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	}
 	if perr != nil {
 		e.opts.Runner.release(c.Owner)
-		return nil, perr
+		return started{}, perr
 	}
 	// The run gives the slot back when it settles or ends (Runner.runOne),
 	// or startRun does if it never starts.
@@ -134,7 +134,7 @@ func baseMediaType(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
 	msg := p.Message
 	msg.TaskID = newTaskID()
 	if msg.ContextID == "" {
@@ -148,40 +148,40 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 	}
 	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
 	if err != nil {
-		return nil, storeError(e.log, "create task", t.ID, err)
+		return started{}, storeError(e.log, "create task", t.ID, err)
 	}
-	return &started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
+	return started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
 }
 
 // continueTask adds the message to an interrupted task and sets it
 // working again. A running (submitted/working) task refuses messages with
 // -32004 like a terminal one: a second concurrent run of one task would
 // interleave two answers in one artifact.
-func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
+func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
 	id := p.Message.TaskID
 	for range maxCASAttempts {
 		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
 		if err != nil {
-			return nil, storeError(e.log, "get task", id, err)
+			return started{}, storeError(e.log, "get task", id, err)
 		}
 		// The stored task is shared: change a copy, and give the history
 		// a new array (clipped) so two sends racing on one task never
 		// append into the same one.
 		t := *rec.Task
 		if p.Message.ContextID != "" && p.Message.ContextID != t.ContextID {
-			return nil, protocol.ErrInvalidParams("The contextId does not match the task's",
+			return started{}, protocol.ErrInvalidParams("The contextId does not match the task's",
 				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
 		}
 		switch st := t.Status.State; {
 		case st.Terminal():
-			return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
+			return started{}, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
 		case !st.Interrupted():
-			return nil, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
+			return started{}, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
 		}
 		msg := p.Message
 		msg.ContextID = t.ContextID
 		t.History = append(slices.Clip(t.History), msg)
-		e.keepHistory(&t.History)
+		e.runLimits.keepHistory(&t.History)
 		// What the agent is sent as the earlier turns: what the task keeps,
 		// but the new message.
 		earlier := slices.Clip(t.History[:len(t.History)-1])
@@ -192,11 +192,11 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 			continue
 		}
 		if err != nil {
-			return nil, storeError(e.log, "continue task", id, err)
+			return started{}, storeError(e.log, "continue task", id, err)
 		}
-		return &started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
+		return started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
 	}
-	return nil, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
+	return started{}, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
 
 func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
@@ -208,7 +208,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		task:    t,
 		version: version,
 		settled: make(chan struct{}),
-		req: &upstream.RunRequest{
+		req: upstream.RunRequest{
 			TaskID:     t.ID,
 			ContextID:  e.agentContextID(c.Owner, t.ContextID),
 			Message:    *msg,
@@ -257,7 +257,7 @@ func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 	if perr != nil {
 		return nil, perr
 	}
-	if perr := e.startRun(s); perr != nil {
+	if perr := e.startRun(&s); perr != nil {
 		return nil, perr
 	}
 	t := s.task

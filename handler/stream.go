@@ -111,12 +111,12 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		// before the run can add to it.
 		rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
 		if err != nil {
-			_ = e.startRun(st)
+			_ = e.startRun(&st)
 			return nil, storeError(e.log, "get task", task.ID, err)
 		}
 		task, snapID = rec.Task, rec.LastEventID
 	}
-	if perr := e.startRun(st); perr != nil {
+	if perr := e.startRun(&st); perr != nil {
 		return nil, perr
 	}
 	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
