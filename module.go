@@ -19,6 +19,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
+	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
@@ -158,8 +160,8 @@ type Handler struct {
 
 	versions  []protocol.Version
 	publicURL string
-	endpoint  *handler.Endpoint
-	cards     *handler.CardServer
+	rpc       *jsonrpc.Binding
+	cards     *httpbind.CardServer
 	poolKey   string
 	claim     *mountClaim
 	logger    *zap.Logger
@@ -262,12 +264,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Logger:       h.logger,
 	}
 	h.Limits.apply(&opts)
-	h.endpoint, err = handler.NewEndpoint(opts)
+	svc, err := handler.New(opts)
 	if err != nil {
 		return err
 	}
+	h.rpc = jsonrpc.New(svc)
 	card.Streaming = *h.Streaming
-	h.cards = handler.NewCardServer(*card, h.versions, time.Duration(h.CardMaxAge))
+	h.cards = httpbind.NewCardServer(*card, h.versions, time.Duration(h.CardMaxAge))
 	if h.publicURL == "" {
 		h.cards.URLFromRequest()
 	}
@@ -279,7 +282,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // `caddy validate` already fails on a bad one); this only catches a
 // handler that was never provisioned.
 func (h *Handler) Validate() error {
-	if h.endpoint == nil || h.cards == nil {
+	if h.rpc == nil || h.cards == nil {
 		return errors.New("a2a: handler not provisioned")
 	}
 	return nil
@@ -315,9 +318,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return nil
 		}
 		st, err := h.startRPC(w, r)
-		if st != nil {
-			st.Serve()
-		}
+		st.Serve()
 		return err
 	}
 	return next.ServeHTTP(w, r)

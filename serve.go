@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 )
 
@@ -30,25 +31,25 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 // startRPC checks the HTTP envelope of a JSON-RPC call (method, media
-// type, size), resolves the caller and hands the body to the endpoint. A
-// stream it set up comes back unserved: ServeHTTP serves it from its own
-// frame (handler.Endpoint.StartRPC says why).
-func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Stream, error) {
+// type, size), resolves the caller and hands the body to the JSON-RPC
+// binding. A stream it set up comes back unserved: ServeHTTP serves it
+// from its own frame (jsonrpc.Binding.Start says why).
+func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stream, error) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = rpcAllow
-		return nil, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
+		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
 	}
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
 		if ct == "" {
-			return nil, caddyhttp.Error(http.StatusUnsupportedMediaType,
+			return jsonrpc.Stream{}, caddyhttp.Error(http.StatusUnsupportedMediaType,
 				errors.New("a2a: no Content-Type; want application/json or application/a2a+json"))
 		}
-		return nil, caddyhttp.Error(http.StatusUnsupportedMediaType,
+		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusUnsupportedMediaType,
 			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", ct))
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
-		return nil, err
+		return jsonrpc.Stream{}, err
 	}
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
@@ -57,7 +58,7 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (*handler.Str
 	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
 	}
-	return h.endpoint.StartRPC(w, r, body, handler.Caller{Owner: owner}), nil
+	return h.rpc.Start(w, r, body, handler.Caller{Owner: owner}), nil
 }
 
 // warnAnonymous tells the operator, once per config load, that this

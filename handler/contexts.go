@@ -39,7 +39,7 @@ const contextScratch = 256
 // allocations per send through its hash.Hash interface
 // (BenchmarkSendMessageBlocking); sha256.Sum256 over a stack buffer makes
 // none but the id's string.
-func (e *Endpoint) agentContextID(owner, contextID string) string {
+func (e *Service) agentContextID(owner, contextID string) string {
 	key := e.opts.ContextKey
 	n := len(key) + 8 + len(owner) + len(contextID)
 	var scratch [contextScratch]byte

@@ -12,17 +12,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// asParamsError turns a codec decode error into the error sent to the
-// caller. Codecs return *protocol.Error; anything else is still a problem
-// with the params, never an internal fault worth leaking.
-func asParamsError(err error) *protocol.Error {
-	var pe *protocol.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	return protocol.ErrInvalidParams("")
-}
-
 // storeError maps a store failure on task id to the error the caller sees:
 // a missing (or foreign) task is -32001; everything else is -32603 with an
 // error id that is also logged, because store faults are operator business.

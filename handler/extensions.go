@@ -2,25 +2,13 @@ package handler
 
 import (
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
-// The extension headers: A2A 1.0 names it A2A-Extensions, 0.3 named it
-// X-A2A-Extensions. Both are read whatever the method's version, and the
-// answer echoes under the name(s) the client used. The keys are the
-// canonical forms, looked up directly to skip canonicalisation.
-const (
-	extensionsHeader    = "A2A-Extensions"
-	extensionsKey       = "A2a-Extensions"
-	extensionsHeaderV03 = "X-A2A-Extensions"
-	extensionsKeyV03    = "X-A2a-Extensions"
-)
-
-// extensions is an endpoint's declared extensions, indexed for the per
+// extensions is a service's declared extensions, indexed for the per
 // request negotiation.
 type extensions struct {
 	declared map[string]bool
@@ -50,49 +38,44 @@ func newExtensions(list []protocol.Extension) (extensions, error) {
 	return x, nil
 }
 
-// negotiation is what one request activated.
-type negotiation struct {
-	// activated are the requested URIs this endpoint declares, in the
+// Negotiation is what one request's extension headers activated.
+type Negotiation struct {
+	// Activated are the requested URIs this service declares, in the
 	// order requested, without duplicates.
-	activated []string
+	Activated []string
 	// missing are the required URIs the request did not activate.
 	missing []string
 }
 
-// negotiate reads the extension headers of r and echoes the activated
-// URIs on w under each header name the client used (before anything is
-// written, so JSON and SSE answers alike carry it). Unknown URIs are
-// ignored, as the spec asks: no fallback, no error.
-func (x *extensions) negotiate(w http.ResponseWriter, r *http.Request) negotiation {
-	var n negotiation
-	v10, v03 := r.Header[extensionsKey], r.Header[extensionsKeyV03]
-	if len(x.declared) == 0 || (len(v10) == 0 && len(v03) == 0) {
+// Negotiate reads the URIs a client requested, as the lines of its
+// extension headers (each a comma-separated list; A2A 1.0's
+// A2A-Extensions and 0.3's X-A2A-Extensions alike): the activated ones are
+// the requested URIs the service declares. Unknown URIs are ignored, as
+// the spec asks: no fallback, no error.
+func (e *Service) Negotiate(headers ...[]string) Negotiation {
+	x := &e.ext
+	var n Negotiation
+	requested := false
+	for _, lines := range headers {
+		requested = requested || len(lines) > 0
+	}
+	if len(x.declared) == 0 || !requested {
 		n.missing = x.required
 		return n
 	}
-	for _, lines := range [][]string{v10, v03} {
+	for _, lines := range headers {
 		for _, line := range lines {
 			for uri := range strings.SplitSeq(line, ",") {
 				uri = strings.TrimSpace(uri)
-				if x.declared[uri] && !slices.Contains(n.activated, uri) {
-					n.activated = append(n.activated, uri)
+				if x.declared[uri] && !slices.Contains(n.Activated, uri) {
+					n.Activated = append(n.Activated, uri)
 				}
 			}
 		}
 	}
 	for _, u := range x.required {
-		if !slices.Contains(n.activated, u) {
+		if !slices.Contains(n.Activated, u) {
 			n.missing = append(n.missing, u)
-		}
-	}
-	if len(n.activated) > 0 {
-		echo := []string{strings.Join(n.activated, ", ")}
-		h := w.Header()
-		if len(v10) > 0 {
-			h[extensionsKey] = echo
-		}
-		if len(v03) > 0 {
-			h[extensionsKeyV03] = echo
 		}
 	}
 	return n
@@ -104,7 +87,7 @@ func (x *extensions) negotiate(w http.ResponseWriter, r *http.Request) negotiati
 // naming the URIs; 0.3 errors carry no data) lets one client-side check
 // serve both versions. Several missing URIs are listed comma-separated, the
 // header's own list format.
-func (n *negotiation) requiredError() *protocol.Error {
+func (n *Negotiation) requiredError() *protocol.Error {
 	if len(n.missing) == 0 {
 		return nil
 	}

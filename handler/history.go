@@ -49,9 +49,6 @@ func (l *runLimits) keepHistory(h *[]protocol.Message) {
 	}
 }
 
-// keepHistory is runLimits.keepHistory with the endpoint's limits.
-func (e *Endpoint) keepHistory(h *[]protocol.Message) { e.runLimits.keepHistory(h) }
-
 // closesStream reports whether a task in state s ends a stream and a
 // blocking wait: terminal states and input-required do; auth-required
 // keeps streams open (A2A 1.0 §7.6.1) but does end a blocking send.

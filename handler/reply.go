@@ -29,11 +29,11 @@ const (
 )
 
 // A message reply is built in memory, bounded as a task's run is: by
-// Options.MaxRunEvents and MaxTaskOutput, so an endless or huge agent
-// stream is refused, not buffered.
+// Options.MaxRunEvents, MaxTaskOutput and MaxArtifacts, so an endless or
+// huge agent stream is refused, not buffered.
 
 // errReplyTooLarge: the agent produced more than a reply may hold.
-var errReplyTooLarge = errors.New("handler: agent reply over max_run_events or max_task_output")
+var errReplyTooLarge = errors.New("handler: agent reply over a run limit")
 
 // replyRun is a message reply's call of the agent: the request, and the
 // caller's contextId that the reply carries (the agent is told the
@@ -47,7 +47,7 @@ type replyRun struct {
 // prepareReply validates a send in message mode and returns the request
 // for the agent. A taskId names a task that cannot exist (none is ever
 // created), so it is -32001 like any unknown task.
-func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
+func (e *Service) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
 	if len(p.Push) > 0 {
 		return nil, protocol.ErrPushNotSupported()
 	}
@@ -69,7 +69,7 @@ func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *p
 			Message:    msg,
 			User:       c.Owner,
 			Metadata:   p.Metadata,
-			Extensions: c.extensions,
+			Extensions: c.Extensions,
 		},
 	}, nil
 }
@@ -81,7 +81,7 @@ func (e *Endpoint) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *p
 // about them go to the log only.
 //
 // The call is one of the owner's runs (MaxRunsPerOwner), like a task's.
-func (e *Endpoint) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
+func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
 	if perr := e.reserveRun(Caller{Owner: rr.owner}); perr != nil {
 		return nil, perr
 	}
@@ -93,7 +93,8 @@ func (e *Endpoint) runReply(ctx context.Context, rr *replyRun) (*protocol.Messag
 	}
 	// Only this goroutine touches the stream (see run.execute).
 	defer stream.Close()
-	b := replyBuilder{maxEvents: e.runLimits.events, maxBytes: e.runLimits.output}
+	b := replyBuilder{log: log}
+	in := interpreter{limits: &e.runLimits}
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
@@ -102,7 +103,7 @@ func (e *Endpoint) runReply(ctx context.Context, rr *replyRun) (*protocol.Messag
 		if err != nil {
 			return nil, replyError(ctx, log, err)
 		}
-		done, err := b.add(&ev)
+		done, err := in.apply(&ev, &b)
 		if err != nil {
 			return nil, replyError(ctx, log, err)
 		}
@@ -146,11 +147,12 @@ func (f *agentFailed) Error() string {
 	return fmt.Sprintf("agent ended the run failed (detail %q, message %q)", f.detail, f.text)
 }
 
-// replyBuilder gathers an agent's events into the parts of one Message:
-// the main output (text chunks merged, as in a task's main artifact), then
-// the parts of separate artifacts, then the final status message.
+// replyBuilder is the output (interpret.go) of a message reply: it
+// gathers an agent's events into the parts of one Message: the main
+// output (text chunks merged, as in a task's main artifact), then the
+// parts of separate artifacts, then the final status message.
 type replyBuilder struct {
-	main, artifacts, status []protocol.Part
+	main, artifactParts, status []protocol.Part
 	// text holds the text of the last main part while chunks are merged
 	// into it (merging): appending to a Builder keeps the merge linear,
 	// where += on the part would copy the whole text for every chunk.
@@ -158,75 +160,70 @@ type replyBuilder struct {
 	merging bool
 	// state is the final state the agent named (unspecified: none, the
 	// stream just ended).
-	state  protocol.TaskState
-	events int
-	size   int
-	// maxEvents and maxBytes bound events and size (0: no bound, for
-	// tests of the merging alone).
-	maxEvents, maxBytes int
+	state protocol.TaskState
+	// nArtifacts counts the separate artifacts (max_artifacts).
+	nArtifacts int
+	log        *zap.Logger
 }
 
-// add takes one event; done reports the agent's final status.
-func (b *replyBuilder) add(ev *upstream.Event) (done bool, err error) {
-	b.events++
-	if b.maxEvents > 0 && b.events > b.maxEvents {
-		return false, errReplyTooLarge
+func (b *replyBuilder) mainText(text string, _ bool) error {
+	if !b.merging {
+		if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
+			b.text.WriteString(b.main[n-1].Text)
+		} else {
+			b.main = append(b.main, protocol.Part{Kind: protocol.PartText})
+		}
+		b.merging = true
 	}
-	switch ev.Kind {
-	case upstream.EventText:
-		if err := b.grow(len(ev.Text)); err != nil {
-			return false, err
-		}
-		if ev.Text == "" {
-			return false, nil
-		}
-		if !b.merging {
-			if n := len(b.main); n > 0 && plainText(&b.main[n-1]) {
-				b.text.WriteString(b.main[n-1].Text)
-			} else {
-				b.main = append(b.main, protocol.Part{Kind: protocol.PartText})
-			}
-			b.merging = true
-		}
-		b.text.WriteString(ev.Text)
-	case upstream.EventParts:
-		if err := b.grow(protocol.PartsSize(ev.Parts)); err != nil {
-			return false, err
-		}
-		b.endText()
-		b.main = append(b.main, ev.Parts...)
-	case upstream.EventArtifact:
-		if ev.Artifact == nil {
-			return false, nil
-		}
-		if err := b.grow(protocol.PartsSize(ev.Artifact.Parts)); err != nil {
-			return false, err
-		}
-		b.artifacts = append(b.artifacts, ev.Artifact.Parts...)
-	case upstream.EventStatus:
-		switch {
-		case ev.State == protocol.StateFailed:
-			return true, &agentFailed{detail: ev.Detail, text: partsText(ev.Parts)}
-		case ev.State.Terminal() || ev.State.Interrupted():
-			if err := b.grow(protocol.PartsSize(ev.Parts)); err != nil {
-				return false, err
-			}
-			b.state = ev.State
-			b.status = append(b.status, ev.Parts...)
-			return true, nil
-		}
-		// Progress notes are transient, as in a task's status: not part
-		// of the answer.
-	}
-	return false, nil
-}
-
-func (b *replyBuilder) grow(n int) error {
-	b.size += n
-	if b.maxBytes > 0 && b.size > b.maxBytes {
-		return errReplyTooLarge
-	}
+	b.text.WriteString(text)
 	return nil
+}
+
+func (b *replyBuilder) mainParts(parts []protocol.Part, _ bool) error {
+	b.endText()
+	b.main = append(b.main, parts...)
+	return nil
+}
+
+func (b *replyBuilder) artifact(a *protocol.Artifact) error {
+	b.nArtifacts++
+	b.artifactParts = append(b.artifactParts, a.Parts...)
+	return nil
+}
+
+// progress: notes are transient, as in a task's status, and not part of
+// the answer.
+func (b *replyBuilder) progress([]protocol.Part) error { return nil }
+
+// end takes the outcome: a failed agent is an error (A2A has no failed
+// Message); any other state's words end the reply.
+func (b *replyBuilder) end(state protocol.TaskState, parts []protocol.Part, detail string) error {
+	if state == protocol.StateFailed {
+		return &agentFailed{detail: detail, text: partsText(parts)}
+	}
+	b.state = state
+	b.status = append(b.status, parts...)
+	return nil
+}
+
+func (b *replyBuilder) overLimit(limit string, max int) error {
+	return fmt.Errorf("%w (%s %d)", errReplyTooLarge, limit, max)
+}
+
+// artifacts counts the separate artifacts: the main output is the
+// Message's own parts, not an artifact.
+func (b *replyBuilder) artifacts(main bool) (int, bool) {
+	if main {
+		return b.nArtifacts, false
+	}
+	return b.nArtifacts + 1, true
+}
+
+func (b *replyBuilder) logger() *zap.Logger {
+	if b.log == nil {
+		return zap.NewNop()
+	}
+	return b.log
 }
 
 // endText puts the merged text into the last main part.
@@ -242,9 +239,9 @@ func (b *replyBuilder) endText() {
 // agent that said nothing answers one empty text part.
 func (b *replyBuilder) parts() []protocol.Part {
 	b.endText()
-	ps := make([]protocol.Part, 0, len(b.main)+len(b.artifacts)+len(b.status))
+	ps := make([]protocol.Part, 0, len(b.main)+len(b.artifactParts)+len(b.status))
 	ps = append(ps, b.main...)
-	ps = append(ps, b.artifacts...)
+	ps = append(ps, b.artifactParts...)
 	ps = append(ps, b.status...)
 	if len(ps) == 0 {
 		ps = append(ps, protocol.Part{Kind: protocol.PartText})
@@ -264,7 +261,7 @@ func partsText(ps []protocol.Part) string {
 // sendReply answers a non-streaming send in message mode. Blocking or not
 // makes no difference: returnImmediately has no effect on Message replies
 // (A2A 1.0 §3.2), and there is no task to return at once.
-func (e *Endpoint) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
+func (e *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
 	rr, perr := e.prepareReply(c, p)
 	if perr != nil {
 		return nil, perr
@@ -278,19 +275,14 @@ type replyResult struct {
 	perr *protocol.Error
 }
 
-// streamReply answers a streaming send in message mode: the stream opens
-// at once, carries heartbeat comments while the agent works, then exactly
-// one frame (the Message, or the JSON-RPC error) and closes. The frame has
-// no SSE id: there is no task log to resume from.
-func (e *Endpoint) streamReply(ctx context.Context, s *sse, c Caller, p *protocol.SendParams) {
-	rr, perr := e.prepareReply(c, p)
-	if perr != nil {
-		s.fail(perr)
-		return
-	}
+// streamReply serves a streaming send in message mode: the stream opens
+// at once, carries heartbeats while the agent works, then exactly one
+// frame (the Message, or the error) and closes. The frame has no resume
+// id: there is no task log to resume from.
+func (e *Service) streamReply(ctx context.Context, s EventWriter, rr *replyRun) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if s.sendHeader() != nil {
+	if s.Open() != nil {
 		return
 	}
 	res := make(chan replyResult, 1)
@@ -304,13 +296,15 @@ func (e *Endpoint) streamReply(ctx context.Context, s *sse, c Caller, p *protoco
 		select {
 		case r := <-res:
 			if r.perr != nil {
-				s.fail(r.perr)
+				s.Fail(r.perr)
 				return
 			}
-			_ = s.send("", &protocol.Event{Message: r.msg})
+			if s.Queue("", &protocol.Event{Message: r.msg}) == nil {
+				_ = s.Flush()
+			}
 			return
 		case <-tick.C:
-			if s.heartbeat() != nil {
+			if s.Heartbeat() != nil {
 				// The client is gone: abort the agent call and wait for it,
 				// so no goroutine outlives the request.
 				cancel()

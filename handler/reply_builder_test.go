@@ -10,12 +10,28 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// buildReply feeds steps to a replyBuilder and returns the reply's parts.
+// step is one event of a test agent.
+type step struct{ ev upstream.Event }
+
+func text(s string) step { return step{ev: upstream.Event{Kind: upstream.EventText, Text: s}} }
+
+func status(st protocol.TaskState, msg string) step {
+	return step{ev: upstream.Event{Kind: upstream.EventStatus, State: st,
+		Parts: []protocol.Part{{Kind: protocol.PartText, Text: msg}}}}
+}
+
+// unbounded are run limits no test here reaches: the merging alone is
+// under test (the limits are, through the JSON-RPC binding's tests).
+var unbounded = runLimits{events: 1 << 30, output: 1 << 40, artifacts: 1 << 20}
+
+// buildReply feeds steps through the interpreter to a replyBuilder and
+// returns the reply's parts.
 func buildReply(t testing.TB, steps ...step) []protocol.Part {
 	t.Helper()
 	var b replyBuilder
+	in := interpreter{limits: &unbounded}
 	for i := range steps {
-		if _, err := b.add(&steps[i].ev); err != nil {
+		if _, err := in.apply(&steps[i].ev, &b); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}

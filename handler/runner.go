@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,8 +29,7 @@ const (
 
 // failRetries and failRetryStart pace the attempts to record a run as
 // failed after a store write failed (50ms, 100ms, … about 3s in all).
-// Variables so tests can shorten them.
-var (
+const (
 	failRetries    = 6
 	failRetryStart = 50 * time.Millisecond
 )
@@ -43,7 +42,34 @@ var (
 	errStopped = errors.New("handler: task left the run")
 )
 
-func newRunner(logger *zap.Logger) *Runner {
+// Runner executes task runs in the background. It lives as long as the
+// store it writes to (not a request or a config), so runs survive reloads.
+type Runner struct {
+	log       *zap.Logger
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeWait time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	// wg counts runs; workers counts the goroutines that execute them.
+	wg      sync.WaitGroup
+	workers sync.WaitGroup
+	// idle hands a run to a worker waiting for one (unbuffered: a send
+	// succeeds only if one waits).
+	idle chan *run
+	// active counts each owner's reserved runs (reserve), under mu.
+	active map[string]int
+	// running counts the runs started and not yet ended.
+	running atomic.Int64
+}
+
+// Running is the number of runs going now, in the background or waiting
+// for a worker.
+func (r *Runner) Running() int { return int(r.running.Load()) }
+
+// NewRunner returns a runner whose runs log to logger (nil: no logging).
+func NewRunner(logger *zap.Logger) *Runner {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -93,6 +119,7 @@ func (r *Runner) start(ru *run) error {
 	}
 	// Add under the lock so Close never waits on a group that can still grow.
 	r.wg.Add(1)
+	r.running.Add(1)
 	select {
 	case r.idle <- ru:
 	default:
@@ -153,6 +180,7 @@ func (r *Runner) runOne(ru *run) {
 			}
 		}
 		ru.releaseSlot()
+		r.running.Add(-1)
 		r.wg.Done()
 	}()
 	ru.execute(r.ctx)
@@ -165,7 +193,9 @@ var stackSink atomic.Uint32
 // still nearly empty (and does nothing if it is that size already). A run's agent call goes deeper than 4 KB (the HTTP
 // client's header checks), and Go grows a stack by copying it, twice from
 // the starting size, each time with the whole call chain on it. Here the
-// copy is of a frame or two.
+// copy is of a frame or two. bench/run.sh's blocking-send step guards it
+// (server CPU per send against reverse_proxy's, in BENCHMARKS.md), with
+// BenchmarkSendMessageBlocking in binding/jsonrpc.
 //
 //go:noinline
 func growStack() {
@@ -177,7 +207,10 @@ func growStack() {
 	}
 }
 
-func (r *Runner) close() error {
+// Close cancels every run still going and waits for them to end, up to a
+// bound; a run canceled this way records the task as failed. Runs started
+// after Close are refused.
+func (r *Runner) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
@@ -212,7 +245,7 @@ type run struct {
 	st     store.Store
 	agent  upstream.Agent
 	owner  string
-	req    *upstream.RunRequest
+	req    upstream.RunRequest
 	limits *runLimits
 	// reserved: the run holds one of its owner's slots in slots
 	// (Runner.reserve), given back when it settles or ends.
@@ -240,10 +273,8 @@ type run struct {
 	// (textOpen), so each chunk appends in O(chunk).
 	text     strings.Builder
 	textOpen bool
-	// output is the content size of the task's output (artifacts and
-	// agent messages) so far, events the events this run added: what
-	// runLimits bound.
-	output, events int
+	// in reads the agent's events, holding them to runLimits.
+	in interpreter
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -315,7 +346,7 @@ func (ru *run) execute(base context.Context) {
 	}()
 
 	ru.mainID, ru.mainAt = newID(), -1
-	ru.output = outputSize(ru.task)
+	ru.in = interpreter{limits: ru.limits, output: outputSize(ru.task)}
 	if ru.task.Status.State == protocol.StateSubmitted {
 		err := ru.commit(func(t *protocol.Task) []protocol.Event {
 			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, nil)}
@@ -326,7 +357,7 @@ func (ru *run) execute(base context.Context) {
 		}
 	}
 
-	stream, err := ru.agent.Run(ctx, ru.req)
+	stream, err := ru.agent.Run(ctx, &ru.req)
 	if err != nil {
 		ru.fail(err, "")
 		return
@@ -346,7 +377,7 @@ func (ru *run) execute(base context.Context) {
 			ru.fail(err, "")
 			return
 		}
-		done, err := ru.apply(&ev)
+		done, err := ru.in.apply(&ev, ru)
 		if errors.Is(err, store.ErrTooManyEvents) {
 			// The store accepts the terminal write that records this.
 			ru.fail(err, "")
@@ -362,77 +393,49 @@ func (ru *run) execute(base context.Context) {
 	}
 }
 
-// apply records one agent event; done reports that it ended the run. An
-// event that would take the task over one of its limits ends the run
-// failed instead (overLimit), before anything of it is written.
-func (ru *run) apply(ev *upstream.Event) (done bool, err error) {
-	switch ev.Kind {
-	case upstream.EventText:
-		if ev.Text == "" {
-			return false, nil
-		}
-		if ru.overLimit(len(ev.Text), ru.mainAt < 0) {
-			return true, nil
-		}
-		return false, ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: ev.Text}}, true, ev.Whole)
-	case upstream.EventParts:
-		if len(ev.Parts) == 0 {
-			return false, nil
-		}
-		if ru.overLimit(protocol.PartsSize(ev.Parts), ru.mainAt < 0) {
-			return true, nil
-		}
-		return false, ru.appendMain(ev.Parts, false, ev.Whole)
-	case upstream.EventArtifact:
-		if ev.Artifact == nil || len(ev.Artifact.Parts) == 0 {
-			ru.logger().Warn("a2a: agent sent an artifact without parts; dropped")
-			return false, nil
-		}
-		if ru.overLimit(ev.Artifact.Size(), true) {
-			return true, nil
-		}
-		return false, ru.addArtifact(ev.Artifact)
-	case upstream.EventStatus:
-		if ru.overLimit(protocol.PartsSize(ev.Parts), false) {
-			return true, nil
-		}
-		if ev.State.Terminal() || ev.State.Interrupted() {
-			ru.finish(ev.State, ev.Parts, ev.Detail)
-			return true, nil
-		}
-		msg := ru.agentMessage(ev.Parts)
-		return false, ru.commit(func(t *protocol.Task) []protocol.Event {
-			return []protocol.Event{ru.setStatus(t, protocol.StateWorking, msg)}
-		})
-	}
-	ru.logger().Warn("a2a: unknown agent event kind; dropped", zap.Int("kind", int(ev.Kind)))
-	return false, nil
+// The run is the output of a task's turn (interpret.go): what the agent
+// sends is written to the task as it comes.
+
+func (ru *run) mainText(text string, whole bool) error {
+	return ru.appendMain([]protocol.Part{{Kind: protocol.PartText, Text: text}}, true, whole)
 }
 
-// overLimit counts an event of size content bytes (adding an artifact if
-// newArtifact) against the run's limits. Over one, it ends the run
-// failed with a status message that names the limit, and reports true:
-// the event is not written, and what the task held before stays.
-func (ru *run) overLimit(size int, newArtifact bool) bool {
-	l := ru.limits
-	var limit string
-	var max int
-	switch {
-	case ru.events+1 > l.events:
-		limit, max = "max_run_events", l.events
-	case ru.output+size > l.output:
-		limit, max = "max_task_output", l.output
-	case newArtifact && len(ru.task.Artifacts)+1 > l.artifacts:
-		limit, max = "max_artifacts", l.artifacts
-	default:
-		ru.events++
-		ru.output += size
-		return false
-	}
+func (ru *run) mainParts(parts []protocol.Part, whole bool) error {
+	return ru.appendMain(parts, false, whole)
+}
+
+func (ru *run) artifact(a *protocol.Artifact) error { return ru.addArtifact(a) }
+
+// progress sets the task working with the agent's note as its status
+// message.
+func (ru *run) progress(parts []protocol.Part) error {
+	msg := ru.agentMessage(parts)
+	return ru.commit(func(t *protocol.Task) []protocol.Event {
+		return []protocol.Event{ru.setStatus(t, protocol.StateWorking, msg)}
+	})
+}
+
+func (ru *run) end(state protocol.TaskState, parts []protocol.Part, detail string) error {
+	ru.finish(state, parts, detail)
+	return nil
+}
+
+// overLimit ends the run failed with a status message that names the
+// limit: the event is not written, and what the task held before stays.
+func (ru *run) overLimit(limit string, max int) error {
 	ru.logger().Warn("a2a: agent output over a limit; the task is failed", zap.String("limit", limit), zap.Int("max", max))
-	ru.finish(protocol.StateFailed, []protocol.Part{{Kind: protocol.PartText,
-		Text: "The agent's output went over a limit of this server (" + limit + " " + strconv.Itoa(max) + "); the task was stopped."}}, "")
-	return true
+	ru.finish(protocol.StateFailed, []protocol.Part{{Kind: protocol.PartText, Text: overLimitText(limit, max)}}, "")
+	return nil
+}
+
+// artifacts counts the task's artifacts, every turn's: the main artifact
+// is added by the run's first main output.
+func (ru *run) artifacts(main bool) (int, bool) {
+	n := len(ru.task.Artifacts)
+	if main && ru.mainAt >= 0 {
+		return n, false
+	}
+	return n + 1, true
 }
 
 // outputSize is the content size of t's output: its artifacts and the

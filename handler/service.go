@@ -1,389 +1,177 @@
 package handler
 
 import (
-	"context"
 	"errors"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
-	"github.com/caddy-a2a/caddy-a2a/store"
-	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// The operations below are written once on neutral types; rpc.go decodes
-// params with the caller's codec and encodes what they return.
-
-// maxCASAttempts bounds the compare-and-set retries of a request. A run
-// writing chunks can win the race many times in a row, but not forever.
-const maxCASAttempts = 100
-
-// started is a task that a send created or continued, ready to run.
-type started struct {
-	// task is the snapshot as written by the send.
-	task *protocol.Task
-	// lastEventID is the id of the newest event written with task; "" for
-	// a new task, whose log starts with it.
-	lastEventID string
-	run         *run
+// Caller is who makes a request, as the binding resolved it.
+type Caller struct {
+	// Owner scopes every task access; "" is an anonymous caller.
+	Owner string
+	// Extensions are the extension URIs the request activated
+	// (Service.Negotiate); they are passed on to the agent.
+	Extensions []string
 }
 
-// prepareSend validates a send and creates or continues its task. The run
-// is not started: a streaming caller first reads the snapshot it will send.
-func (e *Endpoint) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	if len(p.Push) > 0 {
-		return nil, protocol.ErrPushNotSupported()
-	}
-	if perr := e.validateMessage(&p.Message); perr != nil {
-		return nil, perr
-	}
-	if perr := e.reserveRun(c); perr != nil {
-		return nil, perr
-	}
-	var s *started
-	var perr *protocol.Error
-	if p.Message.TaskID == "" {
-		s, perr = e.createTask(ctx, c, p)
-	} else {
-		s, perr = e.continueTask(ctx, c, p)
-	}
-	if perr != nil {
-		e.opts.Runner.release(c.Owner)
-		return nil, perr
-	}
-	// The run gives the slot back when it settles or ends (Runner.runOne),
-	// or startRun does if it never starts.
-	s.run.reserved = true
-	return s, nil
+// Service is the A2A service of one mount: every operation of the
+// protocol over the neutral model, whatever binding carries it. The
+// bindings call it in two steps: Admit (what is refused before the params
+// are read), then the operation.
+type Service struct {
+	opts Options
+	log  *zap.Logger
+	// served[v] reports whether wire version v is served.
+	served [protocol.V10 + 1]bool
+	// codecs[v] is the codec of version v, enforcing Options.Limits.
+	codecs [protocol.V10 + 1]protocol.Codec
+	ext    extensions
+	// unloaded is Options.Unload's Done channel (nil, never ready, if
+	// there is none).
+	unloaded <-chan struct{}
+	// runLimits are the Options bounds every run of this service keeps.
+	runLimits runLimits
 }
 
-// reserveRun takes one of the caller's slots for a running task
-// (MaxRunsPerOwner), or refuses the send before anything is written.
-func (e *Endpoint) reserveRun(c Caller) *protocol.Error {
-	if e.opts.Runner.reserve(c.Owner, e.opts.MaxRunsPerOwner) {
-		return nil
+// New checks o, fills its defaults and returns the service.
+func New(o Options) (*Service, error) {
+	if o.Store == nil {
+		return nil, errors.New("handler: Options.Store is required")
 	}
-	n := strconv.Itoa(e.opts.MaxRunsPerOwner)
-	return protocol.ErrResourceExhausted("This caller has "+n+" tasks running, the most this server runs at once for one caller (max_runs_per_owner); retry when one ends",
-		"max_runs_per_owner", n)
-}
-
-// validateMessage checks what the codec cannot know: the role and the
-// media types this agent accepts.
-func (e *Endpoint) validateMessage(m *protocol.Message) *protocol.Error {
-	if m.Role != protocol.RoleUser {
-		return protocol.ErrInvalidParams("The message role must be user",
-			protocol.FieldViolation{Field: "message.role", Description: "must be user"})
+	if o.Agent == nil {
+		return nil, errors.New("handler: Options.Agent is required")
 	}
-	if len(m.Parts) == 0 {
-		return protocol.ErrInvalidParams("The message has no parts",
-			protocol.FieldViolation{Field: "message.parts", Description: "must not be empty"})
+	if o.Runner == nil {
+		return nil, errors.New("handler: Options.Runner is required")
 	}
-	for i := range m.Parts {
-		mt := partMediaType(&m.Parts[i])
-		if mt != "" && !mediaAccepted(e.opts.InputModes, mt) {
-			return protocol.ErrContentTypeNotSupported("Media type " + mt + " is not accepted by this agent")
+	for _, f := range []struct {
+		v    *int
+		def  int
+		name string
+	}{
+		{&o.MaxHistory, DefaultMaxHistory, "MaxHistory"},
+		{&o.MaxHistoryBytes, DefaultMaxHistoryBytes, "MaxHistoryBytes"},
+		{&o.MaxTaskOutput, DefaultMaxTaskOutput, "MaxTaskOutput"},
+		{&o.MaxRunEvents, DefaultMaxRunEvents, "MaxRunEvents"},
+		{&o.MaxArtifacts, DefaultMaxArtifacts, "MaxArtifacts"},
+	} {
+		if *f.v < 0 {
+			return nil, errors.New("handler: Options." + f.name + " must not be negative")
 		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if o.MaxRunsPerOwner == 0 {
+		o.MaxRunsPerOwner = DefaultMaxRunsPerOwner
+	}
+	if o.ContextKey == nil {
+		o.ContextKey = NewContextKey()
+	}
+	if o.Heartbeat < 0 {
+		return nil, errors.New("handler: Options.Heartbeat must not be negative")
+	}
+	if o.Reply != ReplyTask && o.Reply != ReplyMessage {
+		return nil, errors.New("handler: unknown Options.Reply")
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.WriteTimeout < 0 {
+		return nil, errors.New("handler: Options.WriteTimeout must not be negative")
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	o.Limits = o.Limits.WithDefaults()
+	if o.MaxJSONDepth < 0 {
+		return nil, errors.New("handler: Options.MaxJSONDepth must not be negative")
+	}
+	if o.MaxJSONDepth == 0 {
+		o.MaxJSONDepth = protocol.DefaultMaxDepth
+	}
+	ext, err := newExtensions(o.Extensions)
+	if err != nil {
+		return nil, err
+	}
+	e := &Service{opts: o, log: o.Logger, ext: ext}
+	e.runLimits = runLimits{
+		history:      o.MaxHistory,
+		historyBytes: o.MaxHistoryBytes,
+		output:       o.MaxTaskOutput,
+		events:       o.MaxRunEvents,
+		artifacts:    o.MaxArtifacts,
+	}
+	if o.Unload != nil {
+		e.unloaded = o.Unload.Done()
+	}
+	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
+		e.codecs[v] = protocol.NewCodec(v, o.Limits)
+	}
+	if len(o.Versions) == 0 {
+		o.Versions = []protocol.Version{protocol.V10, protocol.V03}
+	}
+	for _, v := range o.Versions {
+		if v != protocol.V03 && v != protocol.V10 {
+			return nil, errors.New("handler: unknown version in Options.Versions")
+		}
+		e.served[v] = true
+	}
+	e.opts.Versions = o.Versions
+	return e, nil
+}
+
+// Serves reports whether the service serves wire version v.
+func (e *Service) Serves(v protocol.Version) bool { return v <= protocol.V10 && e.served[v] }
+
+// Codec is the codec of wire version v, enforcing the service's request
+// limits: the one a binding decodes params and encodes results with.
+func (e *Service) Codec(v protocol.Version) protocol.Codec { return e.codecs[v] }
+
+// MaxJSONDepth is the nesting bound of a request body.
+func (e *Service) MaxJSONDepth() int { return e.opts.MaxJSONDepth }
+
+// WriteTimeout bounds the write of one stream frame (Options.WriteTimeout).
+func (e *Service) WriteTimeout() time.Duration { return e.opts.WriteTimeout }
+
+// Admit is what the service refuses of a call to method m before its
+// params are read: a client that did not activate a required extension
+// (n, from Negotiate), a streaming call when streaming is off, and the
+// operations this server does not offer (push configs, the extended
+// card). nil: go on and decode.
+func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
+	if needsExtensions(m) {
+		if perr := n.requiredError(); perr != nil {
+			return perr
+		}
+	}
+	switch m {
+	case protocol.MethodStream, protocol.MethodSubscribe:
+		return e.streamingError()
+	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
+		return protocol.ErrPushNotSupported()
+	case protocol.MethodExtendedCard:
+		// The card never declares an extended card, so per A2A 1.0 this is
+		// -32004 (not -32007, which means declared but not configured).
+		return protocol.ErrUnsupportedOperation("This agent does not declare an extended Agent Card")
 	}
 	return nil
 }
 
-// partMediaType is the media type a part is checked under: its own, or
-// text/plain for text and application/json for data. A file part without
-// one is accepted, since a client may not know what it holds.
-func partMediaType(p *protocol.Part) string {
-	if p.MediaType != "" {
-		return p.MediaType
-	}
-	switch p.Kind {
-	case protocol.PartText:
-		return "text/plain"
-	case protocol.PartData:
-		return "application/json"
-	}
-	return ""
-}
-
-// mediaAccepted matches mt (parameters ignored, case-insensitive) against
-// modes, which may hold type/* and */* wildcards; no modes accepts all.
-func mediaAccepted(modes []string, mt string) bool {
-	if len(modes) == 0 {
-		return true
-	}
-	mt = baseMediaType(mt)
-	for _, m := range modes {
-		m = baseMediaType(m)
-		switch {
-		case m == "*/*" || m == mt:
-			return true
-		case strings.HasSuffix(m, "/*") && strings.HasPrefix(mt, m[:len(m)-1]):
-			return true
-		}
-	}
-	return false
-}
-
-func baseMediaType(s string) string {
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(s))
-}
-
-func (e *Endpoint) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	msg := p.Message
-	msg.TaskID = newID()
-	if msg.ContextID == "" {
-		msg.ContextID = newID()
-	}
-	t := &protocol.Task{
-		ID:        msg.TaskID,
-		ContextID: msg.ContextID,
-		Status:    protocol.TaskStatus{State: protocol.StateSubmitted, Timestamp: time.Now().UTC()},
-		History:   []protocol.Message{msg},
-	}
-	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
-	if err != nil {
-		return nil, storeError(e.log, "create task", t.ID, err)
-	}
-	return &started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
-}
-
-// continueTask adds the message to an interrupted task and sets it
-// working again. A running (submitted/working) task refuses messages with
-// -32004 like a terminal one: a second concurrent run of one task would
-// interleave two answers in one artifact.
-func (e *Endpoint) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (*started, *protocol.Error) {
-	id := p.Message.TaskID
-	for range maxCASAttempts {
-		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
-		if err != nil {
-			return nil, storeError(e.log, "get task", id, err)
-		}
-		// The stored task is shared: change a copy, and give the history
-		// a new array (clipped) so two sends racing on one task never
-		// append into the same one.
-		t := *rec.Task
-		if p.Message.ContextID != "" && p.Message.ContextID != t.ContextID {
-			return nil, protocol.ErrInvalidParams("The contextId does not match the task's",
-				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
-		}
-		switch st := t.Status.State; {
-		case st.Terminal():
-			return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
-		case !st.Interrupted():
-			return nil, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
-		}
-		msg := p.Message
-		msg.ContextID = t.ContextID
-		t.History = append(slices.Clip(t.History), msg)
-		e.keepHistory(&t.History)
-		// What the agent is sent as the earlier turns: what the task keeps,
-		// but the new message.
-		earlier := slices.Clip(t.History[:len(t.History)-1])
-		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
-		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
-		v, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(e.log, "continue task", id, err)
-		}
-		return &started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
-	}
-	return nil, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
-}
-
-func (e *Endpoint) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
-	return &run{
-		st:      e.opts.Store,
-		agent:   e.opts.Agent,
-		owner:   c.Owner,
-		limits:  &e.runLimits,
-		task:    t,
-		version: version,
-		settled: make(chan struct{}),
-		req: &upstream.RunRequest{
-			TaskID:     t.ID,
-			ContextID:  e.agentContextID(c.Owner, t.ContextID),
-			Message:    *msg,
-			History:    history,
-			User:       c.Owner,
-			Metadata:   p.Metadata,
-			Extensions: c.extensions,
-		},
-	}
-}
-
-// startRun hands s's run to the runner. If the runner is closed (the
-// server is shutting down) the task is recorded as failed.
-func (e *Endpoint) startRun(s *started) *protocol.Error {
-	err := e.opts.Runner.start(s.run)
-	if err == nil {
+// streamingError refuses a streaming call to a service without streaming.
+func (e *Service) streamingError() *protocol.Error {
+	if e.opts.Streaming {
 		return nil
 	}
-	ru := s.run
-	ru.baseLog = e.log
-	ru.slots = e.opts.Runner
-	ru.finish(protocol.StateFailed, nil, "")
-	ru.releaseSlot()
-	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
-}
-
-// send runs a non-streaming send: blocking waits until the task settles
-// (terminal or interrupted) or the wait ends (client gone, config
-// unloaded); either way it answers the task as it then is.
-func (e *Endpoint) send(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
-	s, perr := e.prepareSend(ctx, c, p)
-	if perr != nil {
-		return nil, perr
-	}
-	if perr := e.startRun(s); perr != nil {
-		return nil, perr
-	}
-	t := s.task
-	if p.Blocking {
-		if final := e.waitSettled(ctx, s.run); final != nil {
-			t = final
-		} else {
-			// The wait ended with the request, the config, or a run that
-			// did not settle the task itself (a cancel won): the answer is
-			// whatever the task holds now, and the run, if any, goes on.
-			rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
-			if err != nil {
-				return nil, storeError(e.log, "get task", t.ID, err)
-			}
-			t = rec.Task
-		}
-	}
-	return withHistoryLength(t, p.HistoryLength), nil
-}
-
-// waitSettled waits for ru to end, the request to end or the config to be
-// unloaded. It returns the task as the run wrote it when that write
-// settled it (terminal or interrupted), nil otherwise. The run hands its
-// final snapshot over directly: the store's log is for streams, and
-// reading it back here cost a context, a read and a copy per wait.
-func (e *Endpoint) waitSettled(ctx context.Context, ru *run) *protocol.Task {
-	select {
-	case <-ru.settled:
-		return ru.final
-	case <-ctx.Done():
-	case <-e.unloaded:
-	}
-	return nil
-}
-
-// withUnload returns a context that also ends when the config is
-// unloaded. context.AfterFunc on the unload context registers a callback
-// instead of starting a goroutine, so an idle stream costs no goroutine
-// of its own.
-func (e *Endpoint) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	if e.opts.Unload == nil {
-		return ctx, cancel
-	}
-	stop := context.AfterFunc(e.opts.Unload, cancel)
-	return ctx, func() {
-		stop()
-		cancel()
-	}
-}
-
-func (e *Endpoint) getTask(ctx context.Context, c Caller, p *protocol.GetTaskParams) (*protocol.Task, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-	if err != nil {
-		return nil, storeError(e.log, "get task", p.ID, err)
-	}
-	return withHistoryLength(rec.Task, p.HistoryLength), nil
-}
-
-// cancelTask records the cancel itself (so the answer is the canceled
-// task whatever the run is doing), then signals the run to abort the
-// upstream call. The run loses its next compare-and-set, re-reads, sees
-// the terminal state and stops without writing.
-func (e *Endpoint) cancelTask(ctx context.Context, c Caller, p *protocol.TaskIDParams) (*protocol.Task, *protocol.Error) {
-	for range maxCASAttempts {
-		rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
-		if err != nil {
-			return nil, storeError(e.log, "get task", p.ID, err)
-		}
-		if rec.Task.Status.State.Terminal() {
-			return nil, protocol.ErrTaskNotCancelable(p.ID)
-		}
-		t := *rec.Task // shared: change a copy
-		t.Status = protocol.TaskStatus{State: protocol.StateCanceled, Timestamp: time.Now().UTC()}
-		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(e.log, "cancel task", p.ID, err)
-		}
-		// The task is canceled whatever happens to the signal; a lost
-		// signal only lets the run go on until its next write.
-		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
-			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
-		}
-		return &t, nil
-	}
-	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
-}
-
-// listTasks lists the caller's tasks. An anonymous caller owns nothing it
-// could prove is its own, so it gets an empty list rather than the tasks
-// of every other anonymous caller.
-func (e *Endpoint) listTasks(ctx context.Context, c Caller, p *protocol.ListTasksParams) (*protocol.ListTasksResult, *protocol.Error) {
-	res := &protocol.ListTasksResult{PageSize: p.PageSize}
-	if c.Owner == "" {
-		return res, nil
-	}
-	q := store.ListQuery{ContextID: p.ContextID, Status: p.Status, PageSize: p.PageSize, PageToken: p.PageToken,
-		View: store.View{OmitArtifacts: !p.IncludeArtifacts}}
-	if n := p.HistoryLength; n != nil {
-		q.View.History = *n
-		if *n == 0 {
-			q.View.History = -1
-		}
-	}
-	if p.StatusTimestampAfter != nil {
-		q.After = *p.StatusTimestampAfter
-	}
-	page, err := e.opts.Store.List(ctx, c.Owner, q)
-	if errors.Is(err, store.ErrBadPageToken) {
-		return nil, protocol.ErrInvalidParams("Invalid page token",
-			protocol.FieldViolation{Field: "pageToken", Description: "is not a token this server issued"})
-	}
-	if err != nil {
-		return nil, internalError(e.log, "list tasks", err)
-	}
-	res.Tasks = make([]protocol.Task, len(page.Tasks))
-	for i, t := range page.Tasks {
-		res.Tasks[i] = *withHistoryLength(t, p.HistoryLength) // a copy: t is shared
-		if !p.IncludeArtifacts {
-			res.Tasks[i].Artifacts = nil
-		}
-	}
-	res.NextPageToken = page.NextPageToken
-	res.TotalSize = page.TotalSize
-	return res, nil
-}
-
-// subscribable reads task id for a subscribe: unknown → -32001, terminal →
-// -32004 (nothing more will happen to it).
-func (e *Endpoint) subscribable(ctx context.Context, c Caller, id string) (*store.Record, *protocol.Error) {
-	rec, err := e.opts.Store.Get(ctx, c.Owner, id)
-	if err != nil {
-		return nil, storeError(e.log, "get task", id, err)
-	}
-	if rec.Task.Status.State.Terminal() {
-		return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state; there is nothing to subscribe to")
-	}
-	return rec, nil
+	return protocol.ErrUnsupportedOperation("Streaming is not supported by this agent")
 }

@@ -2,9 +2,7 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,257 +11,147 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// Header values of an SSE answer; shared slices so they cost nothing.
-var (
-	sseContentType  = []string{"text/event-stream"}
-	sseNoCache      = []string{"no-cache"}
-	sseNoBuffering  = []string{"no"}
-	heartbeatFrame  = []byte(protocol.SSEHeartbeat)
-	lastEventHeader = "Last-Event-ID"
-	lastEventKey    = "Last-Event-Id" // canonical form of lastEventHeader
-)
+// EventWriter is where a Stream's frames go: the binding's framing (an
+// SSE writer for JSON-RPC and HTTP+JSON, a server stream for gRPC). Every
+// method but Fail reports the client gone, or the stream cut, by an error,
+// and the stream then ends.
+type EventWriter interface {
+	// Open sends the answer's head before any event: a message reply
+	// waits on the agent with its stream open.
+	Open() error
+	// Queue writes ev, whose resume id is id ("" for none), without
+	// flushing: a burst of events at hand goes out with one Flush.
+	Queue(id string, ev *protocol.Event) error
+	// Flush sends what Queue wrote.
+	Flush() error
+	// Idle is called before the stream waits: the writer gives back what
+	// it holds between frames (buffers, a write deadline).
+	Idle()
+	// Heartbeat keeps the connection alive during a long wait.
+	Heartbeat() error
+	// Fail ends the stream with an error frame.
+	Fail(perr *protocol.Error)
+	// CutOnUnload makes the end of unload (the config's) cut a write in
+	// progress at once. A task's stream ends on an unload; a message
+	// reply does not (it finishes on the old server, as a proxied request
+	// would), so only the former calls it.
+	CutOnUnload(unload context.Context)
+}
 
-// sse writes one JSON-RPC SSE answer: every frame is a full JSON-RPC
-// response carrying the request id, flushed the moment it is written.
-// Every frame is written within a write deadline (stream_deadline.go).
-type sse struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	id     json.RawMessage
-	codec  protocol.Codec
-	opened bool
+// Stream is a streaming call that has been set up and not yet served:
+// SendStreamingMessage and SubscribeToTask check everything that can be
+// refused first, so a binding can still answer an error its own way.
+type Stream struct {
+	e   *Service
+	ctx context.Context
+	// The task stream: the snapshot, its log position, where the log is
+	// read from, and the events already read there.
+	task          *protocol.Task
+	snapID, after string
+	first         []store.StoredEvent
+	// reply is set instead for a message reply's stream.
+	reply *replyRun
 	// hb is the heartbeat timer, made on the first wait and reset for
 	// every later one.
 	hb *time.Timer
-	// body and frame are pooled scratch buffers for a burst of frames,
-	// taken when a frame is written and given back (release) before the
-	// stream waits: an idle stream holds none.
-	body, frame *[]byte
-	writeGuard
 }
 
-func newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec, writeTimeout time.Duration) *sse {
-	s := &sse{w: w, rc: http.NewResponseController(w), id: id, codec: codec}
-	s.timeout = writeTimeout
-	return s
-}
-
-// buffers takes the scratch buffers from the pool if s does not hold them.
-func (s *sse) buffers() {
-	if s.body == nil {
-		s.body, s.frame = getBuf(), getBuf()
-	}
-}
-
-// release gives the scratch buffers back; the next frame takes them again.
-func (s *sse) release() {
-	if s.body == nil {
+// Serve sends the stream to w until it ends: the task settles, the client
+// goes or the config is unloaded; the run goes on in every case. Call it
+// once. A binding that serves streams from its own outermost frame (see
+// binding/jsonrpc's Start) keeps an idle stream's goroutine stack small.
+func (st *Stream) Serve(w EventWriter) {
+	if st.reply != nil {
+		st.e.streamReply(st.ctx, w, st.reply)
 		return
 	}
-	putBuf(s.body)
-	putBuf(s.frame)
-	s.body, s.frame = nil, nil
+	st.e.pump(st, w)
 }
 
 // heartbeatTimer returns the stream's heartbeat timer, set to fire after
 // d. Timers have no stale ticks since Go 1.23, so Reset needs no drain.
-func (s *sse) heartbeatTimer(d time.Duration) *time.Timer {
-	if s.hb == nil {
-		s.hb = time.NewTimer(d)
+func (st *Stream) heartbeatTimer(d time.Duration) *time.Timer {
+	if st.hb == nil {
+		st.hb = time.NewTimer(d)
 	} else {
-		s.hb.Reset(d)
+		st.hb.Reset(d)
 	}
-	return s.hb
+	return st.hb
 }
 
-func (s *sse) stopHeartbeat() {
-	if s.hb != nil {
-		s.hb.Stop()
+func (st *Stream) stopHeartbeat() {
+	if st.hb != nil {
+		st.hb.Stop()
 	}
 }
 
-func (s *sse) open() {
-	if s.opened {
-		return
+// SendStreamingMessage sets up a streaming send: the task is created or
+// continued and its run started, and the Stream returned sends the Task,
+// then its events until it settles. In message-reply mode the Stream runs
+// the agent and sends its one Message. An error is returned before
+// anything is sent or written.
+func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protocol.SendParams) (*Stream, *protocol.Error) {
+	if perr := e.streamingError(); perr != nil {
+		return nil, perr
 	}
-	s.opened = true
-	h := s.w.Header()
-	h["Content-Type"] = sseContentType
-	h["Cache-Control"] = sseNoCache
-	h["X-Accel-Buffering"] = sseNoBuffering
-	s.w.WriteHeader(http.StatusOK)
-}
-
-// send writes ev as one frame with SSE id eventID and flushes it.
-func (s *sse) send(eventID string, ev *protocol.Event) error {
-	if err := s.queue(eventID, ev); err != nil {
-		return err
-	}
-	return s.flush()
-}
-
-// queue writes ev as one frame with SSE id eventID without flushing: a
-// burst of events already at hand goes out with one flush (flush).
-func (s *sse) queue(eventID string, ev *protocol.Event) error {
-	s.buffers()
-	b := protocol.AppendResultHead((*s.body)[:0], s.id)
-	b = s.codec.AppendStreamResult(b, ev)
-	b = protocol.AppendResponseEnd(b)
-	*s.body = b
-	s.open()
-	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, b)
-	*s.frame = f
-	if err := s.begin(true); err != nil {
-		return err
-	}
-	_, err := s.w.Write(f)
-	s.end()
-	return err
-}
-
-// flush sends what queue wrote, within the deadline the last frame set.
-func (s *sse) flush() error {
-	if err := s.begin(false); err != nil {
-		return err
-	}
-	err := s.rc.Flush()
-	s.end()
-	return err
-}
-
-// sendHeader flushes the response header alone: the stream is open
-// before its first frame, and waits.
-func (s *sse) sendHeader() error {
-	s.open()
-	if err := s.begin(true); err != nil {
-		return err
-	}
-	err := s.rc.Flush()
-	s.end()
-	if err == nil {
-		s.rest()
-	}
-	return err
-}
-
-// fail answers an error found before any event was sent: a stream of one
-// frame holding the JSON-RPC error. Clients of streaming calls read the
-// answer as SSE only, so a plain JSON error would be lost on them.
-func (s *sse) fail(perr *protocol.Error) {
-	s.buffers()
-	b := protocol.AppendErrorHead((*s.body)[:0], s.id)
-	b = s.codec.AppendError(b, perr)
-	b = protocol.AppendResponseEnd(b)
-	*s.body = b
-	_ = s.write("", b)
-}
-
-func (s *sse) write(eventID string, data []byte) error {
-	s.open()
-	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, data)
-	*s.frame = f
-	return s.writeFrame(f)
-}
-
-// heartbeat writes a keep-alive comment between waits.
-func (s *sse) heartbeat() error {
-	s.open()
-	err := s.writeFrame(heartbeatFrame)
-	if err == nil {
-		s.rest()
-	}
-	return err
-}
-
-// writeFrame writes and flushes one frame within its deadline.
-func (s *sse) writeFrame(f []byte) error {
-	if err := s.begin(true); err != nil {
-		return err
-	}
-	defer s.end()
-	if _, err := s.w.Write(f); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-// serveStream answers message/stream, SendStreamingMessage,
-// tasks/resubscribe and SubscribeToTask.
-//
-// It answers errors (and a message-reply stream) itself and returns nil;
-// a stream that is ready to go is returned for the caller to serve (see
-// StartRPC), holding the scratch buffers it takes over.
-func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller, codec protocol.Codec, id json.RawMessage, m protocol.Method, params json.RawMessage) (ready *Stream) {
-	s := newSSE(w, id, codec, e.opts.WriteTimeout)
-	defer func() {
-		if ready == nil {
-			s.finish()
-		}
-	}()
-	ctx := r.Context()
-	var (
-		task   *protocol.Task
-		snapID string // SSE id of the Task frame: the log position of task
-		after  string // where the log is read from after the Task frame
-	)
-	switch m {
-	case protocol.MethodStream:
-		p, err := codec.DecodeSend(params)
-		if err != nil {
-			s.fail(asParamsError(err))
-			return nil
-		}
-		if e.opts.Reply == ReplyMessage {
-			e.streamReply(ctx, s, c, p)
-			return nil
-		}
-		st, perr := e.prepareSend(ctx, c, p)
+	if e.opts.Reply == ReplyMessage {
+		rr, perr := e.prepareReply(c, p)
 		if perr != nil {
-			s.fail(perr)
-			return nil
+			return nil, perr
 		}
-		task, snapID = st.task, st.lastEventID
-		if snapID == "" {
-			// A new task: its log position is only known by reading it
-			// back, before the run can add to it.
-			rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
-			if err != nil {
-				_ = e.startRun(st)
-				s.fail(storeError(e.log, "get task", task.ID, err))
-				return nil
-			}
-			task, snapID = rec.Task, rec.LastEventID
-		}
-		if perr := e.startRun(st); perr != nil {
-			s.fail(perr)
-			return nil
-		}
-		task = withHistoryLength(task, p.HistoryLength)
-		after = snapID
-	case protocol.MethodSubscribe:
-		p, err := codec.DecodeTaskID(params)
-		if err != nil {
-			s.fail(asParamsError(err))
-			return nil
-		}
-		rec, perr := e.subscribable(ctx, c, p.ID)
-		if perr != nil {
-			s.fail(perr)
-			return nil
-		}
-		task, snapID, after = rec.Task, rec.LastEventID, rec.LastEventID
-		if lei := headerValue(r.Header, lastEventKey); lei != "" {
-			after = lei
-		}
+		return &Stream{e: e, ctx: ctx, reply: rr}, nil
 	}
+	st, perr := e.prepareSend(ctx, c, p)
+	if perr != nil {
+		return nil, perr
+	}
+	task, snapID := st.task, st.lastEventID
+	if snapID == "" {
+		// A new task: its log position is only known by reading it back,
+		// before the run can add to it.
+		rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
+		if err != nil {
+			_ = e.startRun(&st)
+			return nil, storeError(e.log, "get task", task.ID, err)
+		}
+		task, snapID = rec.Task, rec.LastEventID
+	}
+	if perr := e.startRun(&st); perr != nil {
+		return nil, perr
+	}
+	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
+}
 
-	// Read what is already there before answering, so that a bad
-	// Last-Event-ID is still a clean one-frame error.
+// SubscribeToTask sets up a stream of the caller's task: the Task, then
+// its events from now on; with lastEventID (an SSE Last-Event-ID, "" for
+// none) the events after that one are replayed first. A terminal task is
+// -32004: nothing more will happen to it.
+func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.TaskIDParams, lastEventID string) (*Stream, *protocol.Error) {
+	if perr := e.streamingError(); perr != nil {
+		return nil, perr
+	}
+	rec, perr := e.subscribable(ctx, c, p.ID)
+	if perr != nil {
+		return nil, perr
+	}
+	after := rec.LastEventID
+	if lastEventID != "" {
+		after = lastEventID
+	}
+	return e.openStream(ctx, rec.Task, rec.LastEventID, after)
+}
+
+// lastEventHeader names the resume position in errors: the SSE header a
+// client sets it with.
+const lastEventHeader = "Last-Event-ID"
+
+// openStream reads what the log already holds after after before the
+// stream is answered, so that a bad Last-Event-ID is still a clean error.
+func (e *Service) openStream(ctx context.Context, task *protocol.Task, snapID, after string) (*Stream, *protocol.Error) {
 	first, err := e.opts.Store.Events(ctx, task.ID, after, false)
 	if errors.Is(err, store.ErrBadEventID) {
-		s.fail(protocol.ErrInvalidParams("Last-Event-ID is not an event id of this task",
-			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"}))
-		return nil
+		return nil, protocol.ErrInvalidParams("Last-Event-ID is not an event id of this task",
+			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"})
 	}
 	if err == nil && after != snapID && !hasEventID(first, snapID) {
 		// Last-Event-ID is well formed but not a position before the
@@ -274,24 +162,26 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, c Caller,
 		first, err = e.opts.Store.Events(ctx, task.ID, after, false)
 	}
 	if err != nil {
-		s.fail(storeError(e.log, "read task events", task.ID, err))
-		return nil
+		return nil, storeError(e.log, "read task events", task.ID, err)
 	}
-	return &Stream{e: e, ctx: ctx, s: s, task: task, snapID: snapID, after: after, first: first}
+	return &Stream{e: e, ctx: ctx, task: task, snapID: snapID, after: after, first: first}, nil
 }
 
 // pump sends the Task frame and then the task's log after after until a
 // status closes the stream, the client goes, or the config is unloaded
 // (Done): the run goes on in every case.
-func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID, after string, evs []store.StoredEvent) {
-	if s.queue(snapID, &protocol.Event{Task: task}) != nil {
+func (e *Service) pump(st *Stream, s EventWriter) {
+	ctx, task, snapID, after, evs := st.ctx, st.task, st.snapID, st.after, st.first
+	st.first = nil
+	s.CutOnUnload(e.opts.Unload)
+	if s.Queue(snapID, &protocol.Event{Task: task}) != nil {
 		return
 	}
 	if closesStream(task.Status.State) {
-		_ = s.flush()
+		_ = s.Flush()
 		return
 	}
-	defer s.stopHeartbeat()
+	defer st.stopHeartbeat()
 	// Events up to snapID are a replay (a Last-Event-ID older than the
 	// snapshot): the snapshot already shows their outcome, so a closing
 	// status among them is history and does not end the stream.
@@ -301,7 +191,7 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 		// costs one flush, and nothing waits that could have gone.
 		for i := range evs {
 			ev := &evs[i]
-			if s.queue(ev.ID, &ev.Event) != nil {
+			if s.Queue(ev.ID, &ev.Event) != nil {
 				return
 			}
 			if replaying {
@@ -311,27 +201,26 @@ func (e *Endpoint) pump(ctx context.Context, s *sse, task *protocol.Task, snapID
 				continue
 			}
 			if st := ev.Event.Status; st != nil && closesStream(st.Status.State) {
-				_ = s.flush()
+				_ = s.Flush()
 				return
 			}
 		}
-		if s.flush() != nil {
+		if s.Flush() != nil {
 			return
 		}
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].ID
 		}
-		s.release()
-		s.rest()
+		s.Idle()
 		var err error
-		if evs, err = e.waitEvents(ctx, s, task.ID, after); err != nil {
+		if evs, err = e.waitEvents(ctx, st, s, task.ID, after); err != nil {
 			if errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
 				// The task is gone while the stream waited: an
 				// interrupted task whose idle_ttl passed, or one evicted.
 				// The client learns it from a last frame, the error any
 				// later call about the task answers, rather than from a
 				// stream that just stops.
-				s.fail(protocol.ErrTaskNotFound(task.ID))
+				s.Fail(protocol.ErrTaskNotFound(task.ID))
 				return
 			}
 			if ctx.Err() == nil && !errors.Is(err, errUnloaded) {
@@ -350,12 +239,12 @@ var errUnloaded = errors.New("handler: config unloaded")
 // or the config is unloaded. With a store.Notifier the wait is a select on
 // the task's channel, the stream's one timer, ctx and the unload: an idle
 // stream holds no context, timer or goroutine of its own per wait.
-func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]store.StoredEvent, error) {
+func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id, after string) ([]store.StoredEvent, error) {
 	n, ok := e.opts.Store.(store.Notifier)
 	if !ok {
 		return e.waitEventsBlocking(ctx, s, id, after)
 	}
-	hb := s.heartbeatTimer(e.opts.Heartbeat)
+	hb := st.heartbeatTimer(e.opts.Heartbeat)
 	for {
 		ready, err := n.EventsReady(id, after)
 		if err != nil {
@@ -368,7 +257,7 @@ func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]
 				return evs, err
 			}
 		case <-hb.C:
-			if err := s.heartbeat(); err != nil {
+			if err := s.Heartbeat(); err != nil {
 				return nil, err
 			}
 			hb.Reset(e.opts.Heartbeat)
@@ -382,7 +271,7 @@ func (e *Endpoint) waitEvents(ctx context.Context, s *sse, id, after string) ([]
 
 // waitEventsBlocking is waitEvents for a store without EventsReady: a
 // blocking Events call per heartbeat interval.
-func (e *Endpoint) waitEventsBlocking(ctx context.Context, s *sse, id, after string) ([]store.StoredEvent, error) {
+func (e *Service) waitEventsBlocking(ctx context.Context, s EventWriter, id, after string) ([]store.StoredEvent, error) {
 	ctx, cancel := e.withUnload(ctx)
 	defer cancel()
 	for {
@@ -398,14 +287,14 @@ func (e *Endpoint) waitEventsBlocking(ctx context.Context, s *sse, id, after str
 			}
 			return nil, err
 		}
-		if err := s.heartbeat(); err != nil {
+		if err := s.Heartbeat(); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // unloadedNow reports whether the config has been unloaded.
-func (e *Endpoint) unloadedNow() bool {
+func (e *Service) unloadedNow() bool {
 	select {
 	case <-e.unloaded:
 		return true

@@ -21,11 +21,11 @@ import (
 // Frames of goroutines that serve one stream or one message reply: gone
 // as soon as the stream's client or config is.
 var streamFrames = []string{
-	"caddy-a2a/handler.(*Endpoint).serveStream",
-	"caddy-a2a/handler.(*Endpoint).pump",
-	"caddy-a2a/handler.(*Endpoint).waitEvents",
-	"caddy-a2a/handler.(*Endpoint).streamReply",
-	"caddy-a2a/handler.(*Endpoint).runReply",
+	"caddy-a2a/binding/jsonrpc.Stream.Serve",
+	"caddy-a2a/handler.(*Service).pump",
+	"caddy-a2a/handler.(*Service).waitEvents",
+	"caddy-a2a/handler.(*Service).streamReply",
+	"caddy-a2a/handler.(*Service).runReply",
 	"caddy-a2a/handler.(*Stream).Serve",
 }
 
@@ -35,9 +35,10 @@ var runFrames = []string{
 	"caddy-a2a/handler.(*Runner).work", // an idle worker is skipped
 }
 
-// moduleFrames is any code of the handler and upstream packages: nothing
-// may be running there once every client and run is done.
-var moduleFrames = []string{"caddy-a2a/handler.", "caddy-a2a/upstream."}
+// moduleFrames is any code of the bindings, the service and the upstream
+// packages: nothing may be running there once every client and run is
+// done.
+var moduleFrames = []string{"caddy-a2a/binding/", "caddy-a2a/handler.", "caddy-a2a/upstream"}
 
 // goroutinesIn returns the stacks of the goroutines with a frame (or a
 // "created by" line) containing one of frames.
@@ -330,7 +331,7 @@ func stalledClient(t *testing.T, path, body string) net.Conn {
 // blockedInWrite reports whether a stream goroutine is parked in a
 // connection write.
 func blockedInWrite() bool {
-	for _, g := range goroutinesIn([]string{"caddy-a2a/handler.(*sse)"}) {
+	for _, g := range goroutinesIn([]string{"caddy-a2a/binding/httpbind.(*SSE)"}) {
 		if strings.Contains(g, "waitWrite") {
 			return true
 		}

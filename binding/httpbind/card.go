@@ -1,0 +1,207 @@
+package httpbind
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// maxCachedCardURLs caps the per-URL card cache. The RPC URL may come from
+// the request's Host header, which any client controls: past the cap a
+// card is rendered per request instead of growing the map.
+const maxCachedCardURLs = 64
+
+// Header values shared by every card answer.
+var (
+	varyVersion  = []string{VersionHeader}
+	allowGetHead = []string{"GET, HEAD"}
+)
+
+// cardDoc is one rendered card document with its precomputed headers, so
+// that a cache hit writes headers without allocating.
+type cardDoc struct {
+	body   []byte
+	etag   string
+	etagH  []string
+	length []string
+}
+
+// cardDocs holds the two variants served for one RPC URL.
+type cardDocs [2]*cardDoc
+
+// Index of each variant in cardDocs.
+const (
+	docHybrid = 0
+	docV10    = 1
+)
+
+// cardServerState is the CardServer's data.
+type cardServerState struct {
+	card         protocol.AgentCard
+	versions     []protocol.Version
+	maxAge       string // seconds
+	cacheControl []string
+
+	mu    sync.RWMutex
+	cache map[string]*cardDocs
+}
+
+// CardServer answers GET/HEAD for the Agent Card with the variant the
+// A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
+// Cache-Control: public, max-age and 304 on If-None-Match. Rendered
+// documents are cached per RPC URL.
+type CardServer struct {
+	s cardServerState
+}
+
+// NewCardServer returns a card server for card (Interfaces are filled per
+// request from the RPC URL and the served versions).
+func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
+	if len(versions) == 0 {
+		versions = []protocol.Version{protocol.V10, protocol.V03}
+	}
+	// 1.0 first: the first interface is the preferred one, and 1.0 clients
+	// are the ones that read supportedInterfaces.
+	ordered := make([]protocol.Version, 0, 2)
+	for _, want := range []protocol.Version{protocol.V10, protocol.V03} {
+		for _, v := range versions {
+			if v == want {
+				ordered = append(ordered, v)
+				break
+			}
+		}
+	}
+	if maxAge < 0 {
+		maxAge = 0
+	}
+	return &CardServer{s: cardServerState{
+		card:         card,
+		versions:     ordered,
+		maxAge:       strconv.FormatInt(int64(maxAge/time.Second), 10),
+		cacheControl: []string{"public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)},
+		cache:        make(map[string]*cardDocs),
+	}}
+}
+
+// URLFromRequest tells c that the RPC URL it is given is derived from
+// each request (its Host, a trusted proxy's X-Forwarded-* headers), not
+// configured: the card then varies with a header any client sets, so it is
+// cached privately (Cache-Control: private) and no shared cache hands one
+// client's card to another. Call it before serving.
+func (c *CardServer) URLFromRequest() {
+	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
+}
+
+// ServeCard writes the card whose interfaces point at rpcURL.
+// Methods other than GET and HEAD get 405 with an Allow header.
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
+	h := w.Header()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h["Allow"] = allowGetHead
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	variant := docHybrid
+	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
+		variant = docV10
+	}
+	doc := c.doc(rpcURL, variant)
+	h["Etag"] = doc.etagH
+	h["Vary"] = varyVersion
+	h["Cache-Control"] = c.s.cacheControl
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagListMatches(inm, doc.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = doc.length
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(doc.body)
+	}
+}
+
+// doc returns the variant of the card for rpcURL, cached while the cache
+// has room.
+func (c *CardServer) doc(rpcURL string, variant int) *cardDoc {
+	s := &c.s
+	s.mu.RLock()
+	docs := s.cache[rpcURL]
+	s.mu.RUnlock()
+	if docs != nil {
+		return docs[variant]
+	}
+	docs = c.render(rpcURL)
+	s.mu.Lock()
+	if prev := s.cache[rpcURL]; prev != nil {
+		docs = prev
+	} else if len(s.cache) < maxCachedCardURLs {
+		s.cache[rpcURL] = docs
+	}
+	s.mu.Unlock()
+	return docs[variant]
+}
+
+func (c *CardServer) render(rpcURL string) *cardDocs {
+	card := c.s.card
+	card.Interfaces = make([]protocol.Interface, len(c.s.versions))
+	for i, v := range c.s.versions {
+		card.Interfaces[i] = protocol.Interface{URL: rpcURL, Binding: "JSONRPC", Version: v}
+	}
+	return &cardDocs{
+		docHybrid: newCardDoc(protocol.RenderCard(&card, protocol.CardHybrid)),
+		docV10:    newCardDoc(protocol.RenderCard(&card, protocol.CardV10)),
+	}
+}
+
+func newCardDoc(body []byte) *cardDoc {
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	return &cardDoc{
+		body:   body,
+		etag:   etag,
+		etagH:  []string{etag},
+		length: []string{strconv.Itoa(len(body))},
+	}
+}
+
+// etagListMatches evaluates an If-None-Match value against etag with the
+// weak comparison RFC 9110 §13.1.2 prescribes for it: "*" matches, and
+// W/"x" equals "x".
+func etagListMatches(list, etag string) bool {
+	for list != "" {
+		list = strings.TrimLeft(list, " \t,")
+		if list == "" {
+			break
+		}
+		if list[0] == '*' {
+			return true
+		}
+		list = strings.TrimPrefix(list, "W/")
+		if list == "" || list[0] != '"' {
+			// Not an entity tag: skip to the next list member.
+			i := strings.IndexByte(list, ',')
+			if i < 0 {
+				return false
+			}
+			list = list[i+1:]
+			continue
+		}
+		end := strings.IndexByte(list[1:], '"')
+		if end < 0 {
+			return false
+		}
+		tag := list[:end+2]
+		if tag == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+		list = list[end+2:]
+	}
+	return false
+}

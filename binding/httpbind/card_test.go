@@ -1,0 +1,211 @@
+package httpbind
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsontest"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+func testCard() protocol.AgentCard {
+	return protocol.AgentCard{
+		Name:               "Echo",
+		Description:        "Echoes",
+		Version:            "1.2.3",
+		Streaming:          true,
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []protocol.Skill{{ID: "echo", Name: "Echo", Description: "echo", Tags: []string{"x"}}},
+	}
+}
+
+func serveCard(cs *CardServer, method, url string, hdr map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "/.well-known/agent-card.json", nil)
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	cs.ServeCard(w, r, url)
+	return w
+}
+
+func TestCardVariants(t *testing.T) {
+	cs := NewCardServer(testCard(), nil, 5*time.Minute)
+	const rpc = "https://agent.example/a2a"
+	for _, tc := range []struct {
+		name    string
+		version string
+		hybrid  bool
+	}{
+		{"no header", "", true},
+		{"0.3", "0.3", true},
+		{"unknown", "7.1", true},
+		{"1.0", "1.0", false},
+		{"1.0.1", "1.0.1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{}
+			if tc.version != "" {
+				hdr["A2A-Version"] = tc.version
+			}
+			w := serveCard(cs, http.MethodGet, rpc, hdr)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d", w.Code)
+			}
+			h := w.Header()
+			if h.Get("Content-Type") != "application/json" || h.Get("Vary") != "A2A-Version" ||
+				h.Get("Cache-Control") != "public, max-age=300" {
+				t.Fatalf("headers %v", h)
+			}
+			etag := h.Get("ETag")
+			if len(etag) < 3 || etag[0] != '"' || etag[len(etag)-1] != '"' {
+				t.Fatalf("ETag %q is not a strong entity tag", etag)
+			}
+			body := w.Body.Bytes()
+			if h.Get("Content-Length") != strconv.Itoa(len(body)) {
+				t.Fatalf("Content-Length %q for %d bytes", h.Get("Content-Length"), len(body))
+			}
+			// The bytes are exactly what the protocol renders for this URL.
+			card := testCard()
+			card.Interfaces = []protocol.Interface{
+				{URL: rpc, Binding: "JSONRPC", Version: protocol.V10},
+				{URL: rpc, Binding: "JSONRPC", Version: protocol.V03},
+			}
+			variant := protocol.CardV10
+			if tc.hybrid {
+				variant = protocol.CardHybrid
+			}
+			if want := protocol.RenderCard(&card, variant); string(body) != string(want) {
+				t.Fatalf("body\n%s\nwant\n%s", body, want)
+			}
+			m := jsontest.Decode(t, body)
+			if jsontest.Str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" ||
+				jsontest.Str(t, m, "supportedInterfaces", 1, "protocolVersion") != "0.3" {
+				t.Fatalf("interfaces %v", m["supportedInterfaces"])
+			}
+			if jsontest.Has(m, "url") != tc.hybrid || jsontest.Has(m, "protocolVersion") != tc.hybrid {
+				t.Fatalf("0.3 members present=%v, want %v", jsontest.Has(m, "url"), tc.hybrid)
+			}
+			if tc.hybrid && jsontest.Str(t, m, "url") != rpc {
+				t.Fatalf("url %v", m["url"])
+			}
+		})
+	}
+}
+
+func TestCardETags(t *testing.T) {
+	cs := NewCardServer(testCard(), []protocol.Version{protocol.V03, protocol.V10}, time.Minute)
+	const rpc = "https://agent.example/a2a"
+	hyb := serveCard(cs, http.MethodGet, rpc, nil).Header().Get("ETag")
+	v10 := serveCard(cs, http.MethodGet, rpc, map[string]string{"A2A-Version": "1.0"}).Header().Get("ETag")
+	other := serveCard(cs, http.MethodGet, "https://other.example/a2a", nil).Header().Get("ETag")
+	if hyb == v10 || hyb == other {
+		t.Fatalf("ETags must differ per variant and URL: %s %s %s", hyb, v10, other)
+	}
+	if again := serveCard(cs, http.MethodGet, rpc, nil).Header().Get("ETag"); again != hyb {
+		t.Fatalf("ETag not stable: %s then %s", hyb, again)
+	}
+	for _, tc := range []struct {
+		name string
+		inm  string
+		hdr  map[string]string
+		want int
+	}{
+		{"match", hyb, nil, 304},
+		{"weak match", "W/" + hyb, nil, 304},
+		{"in a list", `"zzz", W/"yyy" ,` + hyb, nil, 304},
+		{"star", "*", nil, 304},
+		{"other variant's tag", v10, nil, 200},
+		{"1.0 tag on 1.0", v10, map[string]string{"A2A-Version": "1.0"}, 304},
+		{"no match", `"nope"`, nil, 200},
+		{"garbage", `nope, also`, nil, 200},
+		{"unterminated", `"abc`, nil, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := map[string]string{"If-None-Match": tc.inm}
+			for k, v := range tc.hdr {
+				hdr[k] = v
+			}
+			w := serveCard(cs, http.MethodGet, rpc, hdr)
+			if w.Code != tc.want {
+				t.Fatalf("status %d, want %d", w.Code, tc.want)
+			}
+			if tc.want == 304 {
+				h := w.Header()
+				if w.Body.Len() != 0 || h.Get("ETag") == "" || h.Get("Vary") != "A2A-Version" ||
+					h.Get("Cache-Control") != "public, max-age=60" || h.Get("Content-Type") != "" {
+					t.Fatalf("304 headers %v body %q", h, w.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func TestCardMethods(t *testing.T) {
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	get := serveCard(cs, http.MethodGet, "https://a/", nil)
+	head := serveCard(cs, http.MethodHead, "https://a/", nil)
+	if head.Code != 200 || head.Body.Len() != 0 || head.Header().Get("Content-Length") != strconv.Itoa(get.Body.Len()) ||
+		head.Header().Get("ETag") != get.Header().Get("ETag") {
+		t.Fatalf("HEAD: %d %v body %d", head.Code, head.Header(), head.Body.Len())
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+		w := serveCard(cs, m, "https://a/", nil)
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" {
+			t.Fatalf("%s: %d Allow %q", m, w.Code, w.Header().Get("Allow"))
+		}
+	}
+}
+
+func TestCardVersionsServed(t *testing.T) {
+	cs := NewCardServer(testCard(), []protocol.Version{protocol.V10}, time.Minute)
+	m := jsontest.Decode(t, serveCard(cs, http.MethodGet, "https://a/", nil).Body.Bytes())
+	if jsontest.Has(m, "supportedInterfaces", 1) || jsontest.Str(t, m, "supportedInterfaces", 0, "protocolVersion") != "1.0" || jsontest.Has(m, "url") {
+		t.Fatalf("1.0-only card %v", m)
+	}
+}
+
+func TestCardCacheBounded(t *testing.T) {
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	for i := range maxCachedCardURLs + 10 {
+		w := serveCard(cs, http.MethodGet, "https://h"+strconv.Itoa(i)+"/a2a", nil)
+		if w.Code != 200 || jsontest.Str(t, jsontest.Decode(t, w.Body.Bytes()), "url") != "https://h"+strconv.Itoa(i)+"/a2a" {
+			t.Fatalf("card %d wrong", i)
+		}
+	}
+	if n := len(cs.s.cache); n != maxCachedCardURLs {
+		t.Fatalf("cache holds %d URLs, cap %d", n, maxCachedCardURLs)
+	}
+}
+
+// nopWriter is a ResponseWriter that allocates nothing per request.
+type nopWriter struct{ h http.Header }
+
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) WriteHeader(int)             {}
+func (w *nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+func TestCardHitAllocs(t *testing.T) {
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
+	r.Header.Set("A2A-Version", "1.0")
+	w := &nopWriter{h: http.Header{}}
+	cs.ServeCard(w, r, "https://a/")
+	if n := testing.AllocsPerRun(100, func() { cs.ServeCard(w, r, "https://a/") }); n != 0 {
+		t.Fatalf("%v allocs per cached card answer", n)
+	}
+}
+
+func BenchmarkCardHit(b *testing.B) {
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
+	w := &nopWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		cs.ServeCard(w, r, "https://a/")
+	}
+}

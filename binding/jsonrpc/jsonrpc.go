@@ -1,0 +1,295 @@
+// Package jsonrpc is the JSON-RPC 2.0 binding of A2A, both wire versions
+// on one endpoint: it reads the envelope, routes by method name (a "/"
+// means 0.3, PascalCase 1.0) and the A2A-Version header, decodes params
+// with the version's codec, calls the service (handler.Service) and writes
+// its answer as a JSON-RPC response, or as SSE frames each holding one.
+// Everything else (tasks, streams, limits, errors' meaning) is the
+// service's.
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
+	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// Binding serves JSON-RPC requests for one service.
+type Binding struct {
+	svc *handler.Service
+}
+
+// New returns the JSON-RPC binding of svc.
+func New(svc *handler.Service) *Binding { return &Binding{svc: svc} }
+
+// Serve answers one JSON-RPC request whose body the caller has already
+// read within its size limit. Protocol errors are JSON-RPC bodies on 200;
+// errors of a streaming method are one SSE frame, because some clients
+// ignore a plain JSON answer to a streaming call.
+func (b *Binding) Serve(w http.ResponseWriter, r *http.Request, body []byte, c handler.Caller) {
+	b.Start(w, r, body, c).Serve()
+}
+
+// Start is Serve for a caller that serves streams itself: it answers
+// every request as Serve does, except that a stream which has been set up
+// is returned unserved, and the caller must call its Serve (at once, with
+// w still valid). Why: an open stream parks its goroutine for as long as
+// the client listens, on a stack sized by the deepest call the request
+// made on its way there. Serving the stream from the caller's frame, after
+// decoding and setup have returned, keeps that depth within Go's smallest
+// stack that fits an HTTP/2 handler under Caddy: 8 KB per idle stream
+// instead of 16 KB. bench/run.sh's idle-stream step (ONLY=idle) measures
+// it; BENCHMARKS.md has both numbers.
+func (b *Binding) Start(w http.ResponseWriter, r *http.Request, body []byte, c handler.Caller) Stream {
+	return b.serve(w, r, body, c)
+}
+
+// Stream is a stream set up by Start and not yet served; the zero Stream
+// has nothing to serve.
+type Stream struct {
+	st *handler.Stream
+	s  *sse
+}
+
+// Serve sends the stream until it ends. Call it once.
+func (st Stream) Serve() {
+	if st.st == nil {
+		return
+	}
+	defer st.s.Finish()
+	st.st.Serve(st.s)
+}
+
+// sse is one streamed answer: the SSE writer and the JSON-RPC framing of
+// its events, allocated together.
+type sse struct {
+	httpbind.SSE
+	frames
+}
+
+func (b *Binding) newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
+	s := &sse{frames: frames{id: id, codec: codec}}
+	s.Init(w, &s.frames, b.svc.WriteTimeout())
+	return s
+}
+
+// frames wraps each event of a stream in a JSON-RPC response carrying the
+// request's id.
+type frames struct {
+	id    json.RawMessage
+	codec protocol.Codec
+}
+
+func (f *frames) AppendEvent(dst []byte, ev *protocol.Event) []byte {
+	dst = protocol.AppendResultHead(dst, f.id)
+	dst = f.codec.AppendStreamResult(dst, ev)
+	return protocol.AppendResponseEnd(dst)
+}
+
+func (f *frames) AppendError(dst []byte, perr *protocol.Error) []byte {
+	dst = protocol.AppendErrorHead(dst, f.id)
+	dst = f.codec.AppendError(dst, perr)
+	return protocol.AppendResponseEnd(dst)
+}
+
+// serve answers one request; a stream ready to be served is returned
+// instead (Start says why).
+func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c handler.Caller) Stream {
+	svc := b.svc
+	req, perr := protocol.DecodeRequestLimit(body, svc.MaxJSONDepth())
+	raw := httpbind.RequestedVersion(r)
+	hv, hvOK := protocol.ParseVersionHeader(raw)
+	// Negotiated first so that every answer, errors included, echoes the
+	// activated extensions.
+	neg := httpbind.Negotiate(svc, w, r)
+	c.Extensions = neg.Activated
+
+	if req.Method == "" {
+		// Nothing to route by: answer in the version the header names.
+		codec := svc.Codec(protocol.V03)
+		if hvOK && hv == protocol.V10 {
+			codec = svc.Codec(protocol.V10)
+		}
+		writeError(w, codec, req.ID, perr)
+		return Stream{}
+	}
+
+	dialect := protocol.DialectOf(req.Method)
+	codec := svc.Codec(dialect)
+	m, known := codec.Method(req.Method)
+	streaming := known && m.Streaming()
+	fail := func(codec protocol.Codec, perr *protocol.Error) {
+		if streaming {
+			s := b.newSSE(w, req.ID, codec)
+			s.Fail(perr)
+			s.Finish()
+			return
+		}
+		writeError(w, codec, req.ID, perr)
+	}
+
+	if perr := b.checkVersion(raw, hv, hvOK, dialect, req.Method); perr != nil {
+		if hvOK && hv == protocol.V10 {
+			codec = svc.Codec(protocol.V10)
+		}
+		fail(codec, perr)
+		return Stream{}
+	}
+	if perr != nil {
+		fail(codec, perr)
+		return Stream{}
+	}
+	if !known {
+		writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+		return Stream{}
+	}
+	// Before the params are even decoded: nothing is read or written for
+	// a call the service refuses as such.
+	if perr := svc.Admit(m, &neg); perr != nil {
+		fail(codec, perr)
+		return Stream{}
+	}
+
+	ctx := r.Context()
+	switch m {
+	case protocol.MethodSend:
+		p, err := codec.DecodeSend(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		ev, perr := svc.SendMessage(ctx, c, p)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
+	case protocol.MethodGetTask:
+		p, err := codec.DecodeGetTask(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		t, perr := svc.GetTask(ctx, c, p)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+	case protocol.MethodCancelTask:
+		p, err := codec.DecodeTaskID(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		t, perr := svc.CancelTask(ctx, c, p)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+	case protocol.MethodListTasks:
+		p, err := codec.DecodeListTasks(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		res, perr := svc.ListTasks(ctx, c, p)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
+	case protocol.MethodStream:
+		p, err := codec.DecodeSend(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		st, perr := svc.SendStreamingMessage(ctx, c, p)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		return Stream{st: st, s: b.newSSE(w, req.ID, codec)}
+	case protocol.MethodSubscribe:
+		p, err := codec.DecodeTaskID(req.Params)
+		if err != nil {
+			fail(codec, asParamsError(err))
+			return Stream{}
+		}
+		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		return Stream{st: st, s: b.newSSE(w, req.ID, codec)}
+	default:
+		// Admit refuses every other known method (push configs, the
+		// extended card) until the service offers it.
+		writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+	}
+	return Stream{}
+}
+
+// checkVersion applies the version rules to a request for method (of
+// dialect) whose A2A-Version is raw, parsed as hv/hvOK.
+func (b *Binding) checkVersion(raw string, hv protocol.Version, hvOK bool, dialect protocol.Version, method string) *protocol.Error {
+	switch {
+	case !hvOK:
+		return protocol.ErrVersionNotSupported(raw, "")
+	case hv != dialect && dialect == protocol.V10:
+		requested := raw
+		if requested == "" {
+			requested = protocol.V03.String()
+		}
+		return protocol.ErrVersionNotSupported(requested,
+			"Method "+method+" is an A2A 1.0 method but the request asks for A2A "+protocol.V03.String()+
+				" (the default when no A2A-Version is sent): send the header A2A-Version: 1.0")
+	case hv != dialect:
+		return protocol.ErrVersionNotSupported(raw,
+			"Method "+method+" is an A2A 0.3 method but the request asks for A2A "+hv.String()+
+				": use the A2A 1.0 method or send A2A-Version: 0.3")
+	case !b.svc.Serves(dialect):
+		requested := raw
+		if requested == "" {
+			requested = dialect.String()
+		}
+		return protocol.ErrVersionNotSupported(requested, "Protocol version "+dialect.String()+" is not served by this agent")
+	}
+	return nil
+}
+
+// asParamsError turns a codec decode error into the error sent to the
+// caller. Codecs return *protocol.Error; anything else is still a problem
+// with the params, never an internal fault worth leaking.
+func asParamsError(err error) *protocol.Error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe
+	}
+	return protocol.ErrInvalidParams("")
+}
+
+// writeResult answers a success response whose result appendResult
+// encodes straight into a pooled buffer.
+func writeResult(w http.ResponseWriter, id json.RawMessage, appendResult func(dst []byte) []byte) {
+	b := httpbind.GetBuf()
+	*b = protocol.AppendResultHead(*b, id)
+	*b = appendResult(*b)
+	*b = protocol.AppendResponseEnd(*b)
+	httpbind.WriteJSON(w, *b)
+	httpbind.PutBuf(b)
+}
+
+// writeError answers a JSON-RPC error response encoded by codec.
+func writeError(w http.ResponseWriter, codec protocol.Codec, id json.RawMessage, perr *protocol.Error) {
+	b := httpbind.GetBuf()
+	*b = protocol.AppendErrorHead(*b, id)
+	*b = codec.AppendError(*b, perr)
+	*b = protocol.AppendResponseEnd(*b)
+	httpbind.WriteJSON(w, *b)
+	httpbind.PutBuf(b)
+}

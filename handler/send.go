@@ -1,0 +1,310 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// The operations are written once on neutral types; a binding decodes
+// params with the caller's codec and encodes what they return.
+
+// maxCASAttempts bounds the compare-and-set retries of a request. A run
+// writing chunks can win the race many times in a row, but not forever.
+const maxCASAttempts = 100
+
+// started is a task that a send created or continued, ready to run.
+type started struct {
+	// task is the snapshot as written by the send.
+	task *protocol.Task
+	// lastEventID is the id of the newest event written with task; "" for
+	// a new task, whose log starts with it.
+	lastEventID string
+	run         *run
+}
+
+// prepareSend validates a send and creates or continues its task. The run
+// is not started: a streaming caller first reads the snapshot it will send.
+func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
+	if len(p.Push) > 0 {
+		return started{}, protocol.ErrPushNotSupported()
+	}
+	if perr := e.validateMessage(&p.Message); perr != nil {
+		return started{}, perr
+	}
+	if perr := e.reserveRun(c); perr != nil {
+		return started{}, perr
+	}
+	var s started
+	var perr *protocol.Error
+	if p.Message.TaskID == "" {
+		s, perr = e.createTask(ctx, c, p)
+	} else {
+		s, perr = e.continueTask(ctx, c, p)
+	}
+	if perr != nil {
+		e.opts.Runner.release(c.Owner)
+		return started{}, perr
+	}
+	// The run gives the slot back when it settles or ends (Runner.runOne),
+	// or startRun does if it never starts.
+	s.run.reserved = true
+	return s, nil
+}
+
+// reserveRun takes one of the caller's slots for a running task
+// (MaxRunsPerOwner), or refuses the send before anything is written.
+func (e *Service) reserveRun(c Caller) *protocol.Error {
+	if e.opts.Runner.reserve(c.Owner, e.opts.MaxRunsPerOwner) {
+		return nil
+	}
+	n := strconv.Itoa(e.opts.MaxRunsPerOwner)
+	return protocol.ErrResourceExhausted("This caller has "+n+" tasks running, the most this server runs at once for one caller (max_runs_per_owner); retry when one ends",
+		"max_runs_per_owner", n)
+}
+
+// validateMessage checks what the codec cannot know: the role and the
+// media types this agent accepts.
+func (e *Service) validateMessage(m *protocol.Message) *protocol.Error {
+	if m.Role != protocol.RoleUser {
+		return protocol.ErrInvalidParams("The message role must be user",
+			protocol.FieldViolation{Field: "message.role", Description: "must be user"})
+	}
+	if len(m.Parts) == 0 {
+		return protocol.ErrInvalidParams("The message has no parts",
+			protocol.FieldViolation{Field: "message.parts", Description: "must not be empty"})
+	}
+	for i := range m.Parts {
+		mt := partMediaType(&m.Parts[i])
+		if mt != "" && !mediaAccepted(e.opts.InputModes, mt) {
+			return protocol.ErrContentTypeNotSupported("Media type " + mt + " is not accepted by this agent")
+		}
+	}
+	return nil
+}
+
+// partMediaType is the media type a part is checked under: its own, or
+// text/plain for text and application/json for data. A file part without
+// one is accepted, since a client may not know what it holds.
+func partMediaType(p *protocol.Part) string {
+	if p.MediaType != "" {
+		return p.MediaType
+	}
+	switch p.Kind {
+	case protocol.PartText:
+		return "text/plain"
+	case protocol.PartData:
+		return "application/json"
+	}
+	return ""
+}
+
+// mediaAccepted matches mt (parameters ignored, case-insensitive) against
+// modes, which may hold type/* and */* wildcards; no modes accepts all.
+func mediaAccepted(modes []string, mt string) bool {
+	if len(modes) == 0 {
+		return true
+	}
+	mt = baseMediaType(mt)
+	for _, m := range modes {
+		m = baseMediaType(m)
+		switch {
+		case m == "*/*" || m == mt:
+			return true
+		case strings.HasSuffix(m, "/*") && strings.HasPrefix(mt, m[:len(m)-1]):
+			return true
+		}
+	}
+	return false
+}
+
+func baseMediaType(s string) string {
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
+	msg := p.Message
+	msg.TaskID = newTaskID()
+	if msg.ContextID == "" {
+		msg.ContextID = newID()
+	}
+	t := &protocol.Task{
+		ID:        msg.TaskID,
+		ContextID: msg.ContextID,
+		Status:    protocol.TaskStatus{State: protocol.StateSubmitted, Timestamp: time.Now().UTC()},
+		History:   []protocol.Message{msg},
+	}
+	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
+	if err != nil {
+		return started{}, storeError(e.log, "create task", t.ID, err)
+	}
+	return started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
+}
+
+// continueTask adds the message to an interrupted task and sets it
+// working again. A running (submitted/working) task refuses messages with
+// -32004 like a terminal one: a second concurrent run of one task would
+// interleave two answers in one artifact.
+func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
+	id := p.Message.TaskID
+	for range maxCASAttempts {
+		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
+		if err != nil {
+			return started{}, storeError(e.log, "get task", id, err)
+		}
+		// The stored task is shared: change a copy, and give the history
+		// a new array (clipped) so two sends racing on one task never
+		// append into the same one.
+		t := *rec.Task
+		if p.Message.ContextID != "" && p.Message.ContextID != t.ContextID {
+			return started{}, protocol.ErrInvalidParams("The contextId does not match the task's",
+				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
+		}
+		switch st := t.Status.State; {
+		case st.Terminal():
+			return started{}, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
+		case !st.Interrupted():
+			return started{}, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
+		}
+		msg := p.Message
+		msg.ContextID = t.ContextID
+		t.History = append(slices.Clip(t.History), msg)
+		e.runLimits.keepHistory(&t.History)
+		// What the agent is sent as the earlier turns: what the task keeps,
+		// but the new message.
+		earlier := slices.Clip(t.History[:len(t.History)-1])
+		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
+		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
+		v, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return started{}, storeError(e.log, "continue task", id, err)
+		}
+		return started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
+	}
+	return started{}, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
+}
+
+func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
+	return &run{
+		st:      e.opts.Store,
+		agent:   e.opts.Agent,
+		owner:   c.Owner,
+		limits:  &e.runLimits,
+		task:    t,
+		version: version,
+		settled: make(chan struct{}),
+		req: upstream.RunRequest{
+			TaskID:     t.ID,
+			ContextID:  e.agentContextID(c.Owner, t.ContextID),
+			Message:    *msg,
+			History:    history,
+			User:       c.Owner,
+			Metadata:   p.Metadata,
+			Extensions: c.Extensions,
+		},
+	}
+}
+
+// startRun hands s's run to the runner. If the runner is closed (the
+// server is shutting down) the task is recorded as failed.
+func (e *Service) startRun(s *started) *protocol.Error {
+	err := e.opts.Runner.start(s.run)
+	if err == nil {
+		return nil
+	}
+	ru := s.run
+	ru.baseLog = e.log
+	ru.slots = e.opts.Runner
+	ru.finish(protocol.StateFailed, nil, "")
+	ru.releaseSlot()
+	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
+}
+
+// SendMessage answers a non-streaming send: with a Task (the result's
+// Task set), or in message-reply mode with one agent Message (its Message
+// set).
+func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendParams) (protocol.Event, *protocol.Error) {
+	var ev protocol.Event
+	var perr *protocol.Error
+	if e.opts.Reply == ReplyMessage {
+		ev.Message, perr = e.sendReply(ctx, c, p)
+	} else {
+		ev.Task, perr = e.sendTask(ctx, c, p)
+	}
+	return ev, perr
+}
+
+// sendTask runs a non-streaming send: blocking waits until the task settles
+// (terminal or interrupted) or the wait ends (client gone, config
+// unloaded); either way it answers the task as it then is.
+func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
+	s, perr := e.prepareSend(ctx, c, p)
+	if perr != nil {
+		return nil, perr
+	}
+	if perr := e.startRun(&s); perr != nil {
+		return nil, perr
+	}
+	t := s.task
+	if p.Blocking {
+		if final := e.waitSettled(ctx, s.run); final != nil {
+			t = final
+		} else {
+			// The wait ended with the request, the config, or a run that
+			// did not settle the task itself (a cancel won): the answer is
+			// whatever the task holds now, and the run, if any, goes on.
+			rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
+			if err != nil {
+				return nil, storeError(e.log, "get task", t.ID, err)
+			}
+			t = rec.Task
+		}
+	}
+	return withHistoryLength(t, p.HistoryLength), nil
+}
+
+// waitSettled waits for ru to end, the request to end or the config to be
+// unloaded. It returns the task as the run wrote it when that write
+// settled it (terminal or interrupted), nil otherwise. The run hands its
+// final snapshot over directly: the store's log is for streams, and
+// reading it back here cost a context, a read and a copy per wait.
+func (e *Service) waitSettled(ctx context.Context, ru *run) *protocol.Task {
+	select {
+	case <-ru.settled:
+		return ru.final
+	case <-ctx.Done():
+	case <-e.unloaded:
+	}
+	return nil
+}
+
+// withUnload returns a context that also ends when the config is
+// unloaded. context.AfterFunc on the unload context registers a callback
+// instead of starting a goroutine, so an idle stream costs no goroutine
+// of its own.
+func (e *Service) withUnload(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if e.opts.Unload == nil {
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(e.opts.Unload, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
