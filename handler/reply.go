@@ -114,7 +114,7 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	if b.state != protocol.StateUnspecified && b.state != protocol.StateCompleted {
 		// The reply cannot carry the state: say in the log what the agent
 		// meant, for the operator who chose message replies.
-		log.Debug("a2a: agent ended a message reply in a non-completed state", zap.String("state", stateName(b.state)))
+		log.Debug("a2a: agent ended a message reply in a non-completed state", zap.String("state", b.state.String()))
 	}
 	return &protocol.Message{
 		ID:        newID(),

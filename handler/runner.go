@@ -551,7 +551,7 @@ func (ru *run) addArtifact(src *protocol.Artifact) error {
 // log-only text the agent gave with the outcome.
 func (ru *run) finish(state protocol.TaskState, parts []protocol.Part, detail string) {
 	if detail != "" {
-		ru.logger().Warn("a2a: agent reported a problem", zap.String("state", stateName(state)), zap.String("detail", detail))
+		ru.logger().Warn("a2a: agent reported a problem", zap.String("state", state.String()), zap.String("detail", detail))
 	}
 	if state == protocol.StateFailed && len(parts) == 0 {
 		parts = []protocol.Part{{Kind: protocol.PartText, Text: failedText}}
@@ -742,27 +742,4 @@ func artifactIndex(t *protocol.Task, id string) int {
 // may extend without changing its meaning.
 func plainText(p *protocol.Part) bool {
 	return p.Kind == protocol.PartText && p.MediaType == "" && len(p.Metadata) == 0
-}
-
-// stateName is the 0.3 spelling of s, for logs.
-func stateName(s protocol.TaskState) string {
-	switch s {
-	case protocol.StateSubmitted:
-		return "submitted"
-	case protocol.StateWorking:
-		return "working"
-	case protocol.StateCompleted:
-		return "completed"
-	case protocol.StateFailed:
-		return "failed"
-	case protocol.StateCanceled:
-		return "canceled"
-	case protocol.StateInputRequired:
-		return "input-required"
-	case protocol.StateRejected:
-		return "rejected"
-	case protocol.StateAuthRequired:
-		return "auth-required"
-	}
-	return "unspecified"
 }

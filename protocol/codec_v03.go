@@ -24,17 +24,7 @@ var v03 = dialect{
 		"tasks/pushNotificationConfig/delete": MethodPushDelete,
 		"agent/getAuthenticatedExtendedCard":  MethodExtendedCard,
 	},
-	stateNames: [...]string{
-		StateUnspecified:   "unknown",
-		StateSubmitted:     "submitted",
-		StateWorking:       "working",
-		StateCompleted:     "completed",
-		StateFailed:        "failed",
-		StateCanceled:      "canceled",
-		StateInputRequired: "input-required",
-		StateRejected:      "rejected",
-		StateAuthRequired:  "auth-required",
-	},
+	stateNames: stateNames[V03],
 	roleNames: [...]string{
 		RoleUnspecified: "unspecified",
 		RoleUser:        "user",

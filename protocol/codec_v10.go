@@ -25,17 +25,7 @@ var v10 = dialect{
 		"DeleteTaskPushNotificationConfig": MethodPushDelete,
 		"GetExtendedAgentCard":             MethodExtendedCard,
 	},
-	stateNames: [...]string{
-		StateUnspecified:   "TASK_STATE_UNSPECIFIED",
-		StateSubmitted:     "TASK_STATE_SUBMITTED",
-		StateWorking:       "TASK_STATE_WORKING",
-		StateCompleted:     "TASK_STATE_COMPLETED",
-		StateFailed:        "TASK_STATE_FAILED",
-		StateCanceled:      "TASK_STATE_CANCELED",
-		StateInputRequired: "TASK_STATE_INPUT_REQUIRED",
-		StateRejected:      "TASK_STATE_REJECTED",
-		StateAuthRequired:  "TASK_STATE_AUTH_REQUIRED",
-	},
+	stateNames: stateNames[V10],
 	roleNames: [...]string{
 		RoleUnspecified: "ROLE_UNSPECIFIED",
 		RoleUser:        "ROLE_USER",

@@ -27,6 +27,53 @@ const (
 	StateAuthRequired  TaskState = 8
 )
 
+// stateNames is the one table of the states' names, indexed by version
+// (V03, V10) and value: the 0.3 spelling is also the agent contract's and
+// the logs' (String, ParseTaskState), the 1.0 one is its proto enum name.
+var stateNames = [V10 + 1][StateAuthRequired + 1]string{
+	V03: {
+		StateUnspecified:   "unknown",
+		StateSubmitted:     "submitted",
+		StateWorking:       "working",
+		StateCompleted:     "completed",
+		StateFailed:        "failed",
+		StateCanceled:      "canceled",
+		StateInputRequired: "input-required",
+		StateRejected:      "rejected",
+		StateAuthRequired:  "auth-required",
+	},
+	V10: {
+		StateUnspecified:   "TASK_STATE_UNSPECIFIED",
+		StateSubmitted:     "TASK_STATE_SUBMITTED",
+		StateWorking:       "TASK_STATE_WORKING",
+		StateCompleted:     "TASK_STATE_COMPLETED",
+		StateFailed:        "TASK_STATE_FAILED",
+		StateCanceled:      "TASK_STATE_CANCELED",
+		StateInputRequired: "TASK_STATE_INPUT_REQUIRED",
+		StateRejected:      "TASK_STATE_REJECTED",
+		StateAuthRequired:  "TASK_STATE_AUTH_REQUIRED",
+	},
+}
+
+// String is s's 0.3 spelling ("input-required"), the one logs and the
+// agent contract use; "unknown" for a value out of range.
+func (s TaskState) String() string {
+	if s < 0 || s > StateAuthRequired {
+		s = StateUnspecified
+	}
+	return stateNames[V03][s]
+}
+
+// ParseTaskState reads a state's 0.3 spelling, as String writes it.
+func ParseTaskState(name string) (TaskState, bool) {
+	for s, n := range stateNames[V03] {
+		if n == name && TaskState(s) != StateUnspecified {
+			return TaskState(s), true
+		}
+	}
+	return StateUnspecified, false
+}
+
 // Terminal reports whether no further transition can leave s.
 func (s TaskState) Terminal() bool {
 	switch s {

@@ -91,3 +91,21 @@ func TestStateAndRoleSpellings(t *testing.T) {
 		t.Error("role names")
 	}
 }
+
+// The 0.3 spelling is the logs' and the agent contract's: String writes
+// it and ParseTaskState reads it back, for every state but unspecified.
+func TestTaskStateNames(t *testing.T) {
+	for s := StateSubmitted; s <= StateAuthRequired; s++ {
+		if got, ok := ParseTaskState(s.String()); !ok || got != s {
+			t.Errorf("%d: %q reads back as %d, %v", s, s.String(), got, ok)
+		}
+	}
+	if StateInputRequired.String() != "input-required" || TaskState(42).String() != "unknown" {
+		t.Errorf("spellings %q %q", StateInputRequired.String(), TaskState(42).String())
+	}
+	for _, bad := range []string{"unknown", "", "Completed", "TASK_STATE_COMPLETED"} {
+		if s, ok := ParseTaskState(bad); ok {
+			t.Errorf("%q read as %d", bad, s)
+		}
+	}
+}
