@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -73,23 +74,13 @@ var reservedHeaders = map[string]bool{
 // checkHeaderUp refuses a header name the contract owns or that is not a
 // valid token.
 func checkHeaderUp(name string) error {
-	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+	if !httpguts.ValidHeaderFieldName(name) {
 		return fmt.Errorf("invalid header name %q", name)
 	}
 	if reservedHeaders[http.CanonicalHeaderKey(name)] {
 		return fmt.Errorf("header %s is set by the agent contract and cannot be overridden", http.CanonicalHeaderKey(name))
 	}
 	return nil
-}
-
-// isTokenChar reports whether r may appear in an HTTP header name (RFC 9110
-// token).
-func isTokenChar(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return true
-	}
-	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
 func (u *Upstream) applyDefaults() error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"golang.org/x/net/http/httpguts"
 )
 
 // checkAbsoluteURL accepts an absolute http(s) URL with a host and no
@@ -116,19 +117,10 @@ func firstValue(v string) string {
 	return strings.TrimSpace(v)
 }
 
-// validHost accepts host[:port] with a DNS name, an IPv4 address or a
-// bracketed IPv6 address: nothing that could change the URL's meaning.
+// validHost accepts what net/http accepts as a Host header (the bytes of
+// RFC 3986's host and port, which a URL carries as its authority; no
+// '/', '?', '#', '@' or white space that would move them into another part
+// of the URL), at most 255 bytes long.
 func validHost(h string) bool {
-	if h == "" || len(h) > 255 {
-		return false
-	}
-	for _, c := range h {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '.', c == '-', c == ':', c == '[', c == ']', c == '_':
-		default:
-			return false
-		}
-	}
-	return true
+	return h != "" && len(h) <= 255 && httpguts.ValidHostHeader(h)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -228,7 +229,7 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 	}
 	only := func(key string, allowed ...string) error {
 		for k := range m {
-			if k != key && !contains(allowed, k) {
+			if k != key && !slices.Contains(allowed, k) {
 				return fmt.Errorf("upstream: event %q has an unexpected member %q", key, k)
 			}
 		}
@@ -322,15 +323,6 @@ func jsonString(raw json.RawMessage) (string, error) {
 	}
 	err := json.Unmarshal(raw, &s)
 	return s, err
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // parsePart decodes a tagged part: exactly one of text, data or file.
