@@ -55,7 +55,7 @@ func (c *transportCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// transportContext returns the upstream.HTTPConfig.RequestContext hook:
+// transportContext returns the httpagent.Config.RequestContext hook:
 // every request to the agent gets repl (global placeholders only; it is
 // only read, so runs share it) and an empty vars table of its own, which
 // the transport may write to. Both replace what the context may already

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-a2a/caddy-a2a/upstream"
+	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
 // Upstream configures the agent behind the endpoint (the agent contract of
@@ -104,7 +105,7 @@ func (u *Upstream) applyDefaults() error {
 // fits (a status line and a Content-Type alone take a hundred bytes, and
 // a proxy on the way adds more): a value that small is a typo for KiB.
 const (
-	DefaultMaxResponseHeader = upstream.DefaultMaxResponseHeaderBytes
+	DefaultMaxResponseHeader = httpagent.DefaultMaxResponseHeaderBytes
 	minMaxResponseHeader     = 1 << 10
 )
 
@@ -171,7 +172,7 @@ func (u *Upstream) provision(ctx caddy.Context, globals *caddy.Replacer, limits 
 		return nil, fmt.Errorf("upstream %s is http:// but the transport enables TLS; use https://", target)
 	}
 
-	a, err := upstream.NewHTTPAgent(upstream.HTTPConfig{
+	a, err := httpagent.New(httpagent.Config{
 		URL:     target,
 		Client:  &http.Client{Transport: ht, CheckRedirect: noRedirects},
 		Timeout: time.Duration(u.Timeout),

@@ -35,9 +35,10 @@ var runFrames = []string{
 	"caddy-a2a/handler.(*Runner).work", // an idle worker is skipped
 }
 
-// moduleFrames is any code of the handler and upstream packages: nothing
+// moduleFrames is any code of the handler and upstream packages (every
+// upstream kind lives below upstream/, in a package of its own): nothing
 // may be running there once every client and run is done.
-var moduleFrames = []string{"caddy-a2a/handler.", "caddy-a2a/upstream."}
+var moduleFrames = []string{"caddy-a2a/handler.", "caddy-a2a/upstream.", "caddy-a2a/upstream/"}
 
 // goroutinesIn returns the stacks of the goroutines with a frame (or a
 // "created by" line) containing one of frames.

@@ -1,17 +1,18 @@
-package upstream
+package httpagent
 
 import (
 	"encoding/base64"
 	"errors"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 var errInvalidRaw = errors.New("upstream: request holds a JSON value that is not valid JSON")
 
 // sizeHint guesses the body size so that appendRequestBody grows its buffer
 // once at most in the common case.
-func sizeHint(r *RunRequest) int {
+func sizeHint(r *upstream.RunRequest) int {
 	n := 256 + len(r.TaskID) + len(r.ContextID) + len(r.User) + len(r.Metadata) + len(r.Message.Metadata)
 	n += 2 * partsSize(r.Message.Parts) // once in input, once in message
 	for i := range r.History {
@@ -37,7 +38,7 @@ func partsSize(ps []protocol.Part) int {
 //
 //	{"taskId","contextId","input","message":{"messageId","role","parts","metadata"?},
 //	 "history":[{"role","parts"}],"user"?,"metadata"?,"extensions"?}
-func appendRequestBody(dst []byte, r *RunRequest) ([]byte, error) {
+func appendRequestBody(dst []byte, r *upstream.RunRequest) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"taskId":`...)
 	dst = appendString(dst, r.TaskID)

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // HeaderTaskState is the response header of a plain answer that sets the
@@ -29,7 +30,7 @@ var plainStates = map[string]protocol.TaskState{
 // [EventStatus{state, Parts: parts}], the body being the status message.
 // An empty body has no parts. The body is one part, held to r's rules
 // for what a part may be (its size is the answer's: maxBytes).
-func readPlain(resp *http.Response, mt string, maxBytes int64, r *rules) ([]Event, error) {
+func readPlain(resp *http.Response, mt string, maxBytes int64, r *upstream.Rules) ([]upstream.Event, error) {
 	state := protocol.StateCompleted
 	if v := resp.Header.Get(HeaderTaskState); v != "" {
 		s, ok := plainStates[strings.ToLower(strings.TrimSpace(v))]
@@ -56,31 +57,31 @@ func readPlain(resp *http.Response, mt string, maxBytes int64, r *rules) ([]Even
 		// chunks is: the callers' per-part sizes bound what arrives in
 		// one piece of a stream, not a whole answer. What a client may
 		// take from a part (media type, URI, name) holds all the same.
-		if e := protocol.CheckOutputPart(&p, "answer"); e != nil {
-			return nil, badOutput(e)
+		if err := r.CheckOutputPart(&p, "answer"); err != nil {
+			return nil, err
 		}
 		parts = []protocol.Part{p}
 	}
 	if state != protocol.StateCompleted {
-		return []Event{{Kind: EventStatus, State: state, Parts: parts}}, nil
+		return []upstream.Event{{Kind: upstream.EventStatus, State: state, Parts: parts}}, nil
 	}
-	events := make([]Event, 0, 2)
+	events := make([]upstream.Event, 0, 2)
 	if parts != nil {
-		events = append(events, Event{Kind: EventParts, Parts: parts, Whole: true})
+		events = append(events, upstream.Event{Kind: upstream.EventParts, Parts: parts, Whole: true})
 	}
-	return append(events, Event{Kind: EventStatus, State: protocol.StateCompleted}), nil
+	return append(events, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted}), nil
 }
 
 // plainPart maps a body by media type: text/* is text, JSON a string's text
 // or else data, anything else a file with the bytes inline. A JSON body is
 // held to r's nesting limit as a whole, as an event object is.
-func plainPart(body []byte, mt string, h http.Header, r *rules) (protocol.Part, error) {
+func plainPart(body []byte, mt string, h http.Header, r *upstream.Rules) (protocol.Part, error) {
 	switch {
 	case strings.HasPrefix(mt, "text/"):
 		return protocol.Part{Kind: protocol.PartText, Text: string(body)}, nil
 	case isJSONType(mt):
 		t := bytes.TrimSpace(body)
-		valid, err := r.checkDepth(t, "answer")
+		valid, err := r.CheckDepth(t, "answer")
 		if err != nil {
 			return protocol.Part{}, err
 		}

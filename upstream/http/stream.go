@@ -1,18 +1,20 @@
-package upstream
+package httpagent
 
 import (
 	"context"
 	"io"
+
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // plainStream yields the events of a plain answer, read whole by Run.
 type plainStream struct {
-	events []Event
+	events []upstream.Event
 }
 
-func (s *plainStream) Next() (Event, error) {
+func (s *plainStream) Next() (upstream.Event, error) {
 	if len(s.events) == 0 {
-		return Event{}, io.EOF
+		return upstream.Event{}, io.EOF
 	}
 	ev := s.events[0]
 	s.events = s.events[1:]
@@ -34,14 +36,14 @@ type eventStream struct {
 	err    error
 }
 
-func (s *eventStream) Next() (Event, error) {
+func (s *eventStream) Next() (upstream.Event, error) {
 	if s.err != nil {
-		return Event{}, s.err
+		return upstream.Event{}, s.err
 	}
 	ev, err := s.p.next()
 	if err != nil {
 		s.end(err)
-		return Event{}, err
+		return upstream.Event{}, err
 	}
 	if s.p.finished {
 		s.end(io.EOF)

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // ErrEventTooLarge: one NDJSON line or SSE event is over MaxEventBytes.
@@ -31,7 +32,7 @@ type eventParser struct {
 	br       *bufio.Reader
 	sse      bool
 	max      int
-	rules    *rules
+	rules    *upstream.Rules
 	line     []byte
 	data     []byte // SSE data buffer
 	hasData  bool   // a data field was seen since the last dispatch
@@ -40,7 +41,7 @@ type eventParser struct {
 	finished bool
 }
 
-func newEventParser(r io.Reader, sse bool, max int, rules *rules) *eventParser {
+func newEventParser(r io.Reader, sse bool, max int, rules *upstream.Rules) *eventParser {
 	return &eventParser{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max, rules: rules}
 }
 
@@ -106,17 +107,17 @@ func (p *eventParser) readLine() ([]byte, error) {
 
 // next returns the next event; io.EOF once the stream ended cleanly or a
 // final status was returned.
-func (p *eventParser) next() (Event, error) {
+func (p *eventParser) next() (upstream.Event, error) {
 	if p.finished {
-		return Event{}, io.EOF
+		return upstream.Event{}, io.EOF
 	}
 	for {
 		line, err := p.readLine()
 		if err != nil {
 			if err == io.EOF && p.sse && p.hasData {
-				return Event{}, errTruncated
+				return upstream.Event{}, errTruncated
 			}
-			return Event{}, err
+			return upstream.Event{}, err
 		}
 		if !p.started {
 			p.started = true
@@ -125,7 +126,7 @@ func (p *eventParser) next() (Event, error) {
 		var obj []byte
 		if p.sse {
 			if obj, err = p.sseLine(line); err != nil {
-				return Event{}, err
+				return upstream.Event{}, err
 			}
 		} else {
 			obj = line
@@ -135,7 +136,7 @@ func (p *eventParser) next() (Event, error) {
 		}
 		ev, final, err := parseEvent(obj, p.rules)
 		if err != nil {
-			return Event{}, err
+			return upstream.Event{}, err
 		}
 		p.finished = final
 		return ev, nil
@@ -185,13 +186,13 @@ var finalStates = map[string]protocol.TaskState{
 
 // parseEvent decodes one event object and holds it to r; final reports
 // whether it ends the run.
-func parseEvent(b []byte, r *rules) (ev Event, final bool, err error) {
+func parseEvent(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err error) {
 	if s, ok := plainTextEvent(b); ok {
 		// One level deep: only the size can be over a limit.
-		if err := r.checkText(s, ""); err != nil {
-			return Event{}, false, err
+		if err := r.CheckText(s, ""); err != nil {
+			return upstream.Event{}, false, err
 		}
-		return Event{Kind: EventText, Text: s}, false, nil
+		return upstream.Event{Kind: upstream.EventText, Text: s}, false, nil
 	}
 	return parseEventSlow(b, r)
 }
@@ -217,15 +218,15 @@ func plainTextEvent(b []byte) (string, bool) {
 	return string(mid), true
 }
 
-func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
+func parseEventSlow(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err error) {
 	// The depth first, before anything recurses into the object; invalid
 	// JSON is left to the decoder below, which says what is wrong.
-	if _, err := r.checkDepth(b, "event"); err != nil {
-		return Event{}, false, err
+	if _, err := r.CheckDepth(b, "event"); err != nil {
+		return upstream.Event{}, false, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)
+		return upstream.Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)
 	}
 	only := func(key string, allowed ...string) error {
 		for k := range m {
@@ -238,53 +239,53 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 	switch {
 	case m["text"] != nil:
 		if err := only("text"); err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
 		s, err := jsonString(m["text"])
 		if err != nil {
-			return Event{}, false, errors.New(`upstream: "text" is not a string`)
+			return upstream.Event{}, false, errors.New(`upstream: "text" is not a string`)
 		}
-		if err := r.checkText(s, ""); err != nil {
-			return Event{}, false, err
+		if err := r.CheckText(s, ""); err != nil {
+			return upstream.Event{}, false, err
 		}
-		return Event{Kind: EventText, Text: s}, false, nil
+		return upstream.Event{Kind: upstream.EventText, Text: s}, false, nil
 	case m["data"] != nil, m["file"] != nil:
 		p, err := parsePart(m)
 		if err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
-		if err := r.checkPart(&p, ""); err != nil {
-			return Event{}, false, err
+		if err := r.CheckPart(&p, ""); err != nil {
+			return upstream.Event{}, false, err
 		}
-		return Event{Kind: EventParts, Parts: []protocol.Part{p}}, false, nil
+		return upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{p}}, false, nil
 	case m["artifact"] != nil:
 		if err := only("artifact"); err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
 		a, err := parseArtifact(m["artifact"])
 		if err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
-		if err := r.checkParts(a.Parts, "artifact.parts"); err != nil {
-			return Event{}, false, err
+		if err := r.CheckParts(a.Parts, "artifact.parts"); err != nil {
+			return upstream.Event{}, false, err
 		}
-		return Event{Kind: EventArtifact, Artifact: a}, false, nil
+		return upstream.Event{Kind: upstream.EventArtifact, Artifact: a}, false, nil
 	case m["status"] != nil:
 		if err := only("status", "message"); err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
 		st, err := jsonString(m["status"])
 		if err != nil {
-			return Event{}, false, errors.New(`upstream: "status" is not a string`)
+			return upstream.Event{}, false, errors.New(`upstream: "status" is not a string`)
 		}
-		ev := Event{Kind: EventStatus}
+		ev := upstream.Event{Kind: upstream.EventStatus}
 		if msg, ok := m["message"]; ok {
 			s, err := jsonString(msg)
 			if err != nil {
-				return Event{}, false, errors.New(`upstream: status "message" is not a string`)
+				return upstream.Event{}, false, errors.New(`upstream: status "message" is not a string`)
 			}
-			if err := r.checkText(s, "message"); err != nil {
-				return Event{}, false, err
+			if err := r.CheckText(s, "message"); err != nil {
+				return upstream.Event{}, false, err
 			}
 			ev.Parts = []protocol.Part{{Kind: protocol.PartText, Text: s}}
 		}
@@ -294,25 +295,25 @@ func parseEventSlow(b []byte, r *rules) (ev Event, final bool, err error) {
 		}
 		state, ok := finalStates[st]
 		if !ok {
-			return Event{}, false, fmt.Errorf("upstream: unknown status %q", st)
+			return upstream.Event{}, false, fmt.Errorf("upstream: unknown status %q", st)
 		}
 		ev.State = state
 		return ev, true, nil
 	case m["error"] != nil:
 		if err := only("error"); err != nil {
-			return Event{}, false, err
+			return upstream.Event{}, false, err
 		}
 		s, err := jsonString(m["error"])
 		if err != nil {
-			return Event{}, false, errors.New(`upstream: "error" is not a string`)
+			return upstream.Event{}, false, errors.New(`upstream: "error" is not a string`)
 		}
-		return Event{Kind: EventStatus, State: protocol.StateFailed, Detail: s}, true, nil
+		return upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: s}, true, nil
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	return Event{}, false, fmt.Errorf("upstream: unknown event shape with members [%s]", strings.Join(keys, ","))
+	return upstream.Event{}, false, fmt.Errorf("upstream: unknown event shape with members [%s]", strings.Join(keys, ","))
 }
 
 // jsonString decodes a JSON string; null is not one.

@@ -1,4 +1,8 @@
-package upstream
+// Package httpagent is the http kind of upstream: the agent contract the
+// README describes ("The agent upstream contract"), one POST per run
+// answered with a plain body or an NDJSON/SSE stream of event objects,
+// each held to the agent-output rules of package upstream.
+package httpagent
 
 import (
 	"bytes"
@@ -14,9 +18,10 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// Defaults of HTTPConfig.
+// Defaults of Config.
 const (
 	DefaultTimeout       = 5 * time.Minute
 	DefaultMaxEventBytes = 1 << 20
@@ -24,13 +29,13 @@ const (
 )
 
 // DefaultMaxResponseHeaderBytes bounds the response headers of an answer
-// (with any 1xx answers before it) on the client NewHTTPAgent builds when
+// (with any 1xx answers before it) on the client New builds when
 // none is given. net/http would read up to 10 MiB of them for every run,
 // and an agent's answer needs a few hundred bytes.
 const DefaultMaxResponseHeaderBytes = 64 << 10
 
-// HTTPConfig configures an HTTPAgent.
-type HTTPConfig struct {
+// Config configures an Agent.
+type Config struct {
 	// URL is where runs are POSTed (http or https).
 	URL string
 	// Client sends the requests; nil builds one with its own transport (no
@@ -66,18 +71,18 @@ type HTTPConfig struct {
 	RequestContext func(context.Context) context.Context
 }
 
-// HTTPAgent is the Agent that speaks the HTTP agent contract of DESIGN.md.
-type HTTPAgent struct {
-	cfg    HTTPConfig
+// Agent is the upstream.Agent that speaks the HTTP agent contract.
+type Agent struct {
+	cfg    Config
 	client *http.Client
 	host   string
-	rules  *rules
+	rules  *upstream.Rules
 }
 
-var _ Agent = (*HTTPAgent)(nil)
+var _ upstream.Agent = (*Agent)(nil)
 
-// NewHTTPAgent checks cfg, applies its defaults and returns the agent.
-func NewHTTPAgent(cfg HTTPConfig) (*HTTPAgent, error) {
+// New checks cfg, applies its defaults and returns the agent.
+func New(cfg Config) (*Agent, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("upstream: bad url: %w", err)
@@ -100,7 +105,7 @@ func NewHTTPAgent(cfg HTTPConfig) (*HTTPAgent, error) {
 	if cfg.MaxJSONDepth < 0 {
 		return nil, errors.New("upstream: MaxJSONDepth must not be negative")
 	}
-	a := &HTTPAgent{cfg: cfg, client: cfg.Client, rules: newRules(cfg.Limits, cfg.MaxJSONDepth)}
+	a := &Agent{cfg: cfg, client: cfg.Client, rules: upstream.NewRules(cfg.Limits, cfg.MaxJSONDepth)}
 	if a.client == nil {
 		a.client = defaultClient()
 	}
@@ -149,7 +154,7 @@ func (e *StatusError) Error() string {
 // plain answer is read whole before Run returns; an event stream is read as
 // Next is called. Errors (refused connection, timeout, non-2xx, a bad
 // answer) are for the log; the caller shows a generic message.
-func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
+func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Stream, error) {
 	body, err := appendRequestBody(make([]byte, 0, sizeHint(req)), req)
 	if err != nil {
 		return nil, err
@@ -187,7 +192,7 @@ func (a *HTTPAgent) Run(ctx context.Context, req *RunRequest) (Stream, error) {
 	if c := unaskedEncoding(resp.Header); c != "" {
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("%w: the answer has Content-Encoding %q, which the module did not ask for and cannot read", ErrBadOutput, c)
+		return nil, fmt.Errorf("%w: the answer has Content-Encoding %q, which the module did not ask for and cannot read", upstream.ErrBadOutput, c)
 	}
 	mt := plainMediaType(resp.Header)
 	switch mt {
@@ -219,6 +224,23 @@ func plainMediaType(h http.Header) string {
 
 // errBodyTooLarge: a plain answer over MaxBodyBytes.
 var errBodyTooLarge = errors.New("upstream: plain answer over the size limit")
+
+// unaskedEncoding returns the first content coding of h other than
+// identity. The module asks for none: the transport it is given either
+// asks for none, or asks for gzip itself and then decodes the answer and
+// removes the header. So any coding left is one nobody here can read, and
+// the body is not what its media type says (stored as it is, a gzip
+// stream would become a text part of garbage).
+func unaskedEncoding(h http.Header) string {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return c
+			}
+		}
+	}
+	return ""
+}
 
 // isJSONType reports whether mt is JSON: application/json or a +json type.
 func isJSONType(mt string) bool {

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -20,13 +21,13 @@ func data(s string) protocol.Part {
 	return protocol.Part{Kind: protocol.PartData, Data: json.RawMessage(s)}
 }
 
-func req(parts ...protocol.Part) *RunRequest {
-	return &RunRequest{TaskID: "task-1", ContextID: "ctx-1", Message: protocol.Message{ID: "msg-1", Role: protocol.RoleUser, Parts: parts}}
+func req(parts ...protocol.Part) *upstream.RunRequest {
+	return &upstream.RunRequest{TaskID: "task-1", ContextID: "ctx-1", Message: protocol.Message{ID: "msg-1", Role: protocol.RoleUser, Parts: parts}}
 }
 
 // requestCases cover every branch of the input rule and every optional
 // member of the body.
-func requestCases() map[string]*RunRequest {
+func requestCases() map[string]*upstream.RunRequest {
 	fileURI := protocol.Part{Kind: protocol.PartFile, URL: "https://example.com/a.pdf", MediaType: "application/pdf", Filename: "a.pdf"}
 	fileRaw := protocol.Part{Kind: protocol.PartFile, Raw: []byte("\x00\x01binary\xff"), MediaType: "application/octet-stream"}
 	full := req(text("what is in this file?"), fileRaw)
@@ -39,7 +40,7 @@ func requestCases() map[string]*RunRequest {
 		{Role: protocol.RoleAgent, Parts: []protocol.Part{text("which file?"), data(`{"need":"file"}`)}},
 	}
 	escapes := req(text("quote \" backslash \\ tab \t nl \n <b>&amp; \u2028 \x01 bad:\xff é 😀"))
-	return map[string]*RunRequest{
+	return map[string]*upstream.RunRequest{
 		"input_text_single": req(text("hello")),
 		"input_text_joined": req(text("line one"), text("line two"), text("")),
 		"input_data_object": req(data(`{"a":1,"b":[true,null]}`)),
@@ -142,7 +143,7 @@ func refParts(ps []protocol.Part) []jPart {
 	return out
 }
 
-func referenceBody(t *testing.T, r *RunRequest) []byte {
+func referenceBody(t *testing.T, r *upstream.RunRequest) []byte {
 	ps := r.Message.Parts
 	var input any = refParts(ps)
 	allText := len(ps) > 0

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"bytes"
@@ -10,25 +10,26 @@ import (
 	"testing/iotest"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 func TestParseEventShapes(t *testing.T) {
 	ok := []struct {
 		in    string
-		want  Event
+		want  upstream.Event
 		final bool
 	}{
-		{`{"text":""}`, Event{Kind: EventText}, false},
-		{`{"text":"a\u00e9"}`, Event{Kind: EventText, Text: "aé"}, false},
-		{`{"data":null}`, Event{Kind: EventParts, Parts: []protocol.Part{data(`null`)}}, false},
-		{`{"data":[1,{"x":"y"}]}`, Event{Kind: EventParts, Parts: []protocol.Part{data(`[1,{"x":"y"}]`)}}, false},
-		{`{"file":{"bytes":"aGk","name":"n"}}`, Event{Kind: EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, Raw: []byte("hi"), Filename: "n"}}}, false},
-		{`{"file":{"bytes":"-_8="}}`, Event{Kind: EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, Raw: []byte{0xfb, 0xff}}}}, false},
-		{`{"artifact":{"parts":[{"data":1}]}}`, Event{Kind: EventArtifact, Artifact: &protocol.Artifact{Parts: []protocol.Part{data(`1`)}}}, false},
-		{`{"status":"working"}`, Event{Kind: EventStatus, State: protocol.StateWorking}, false},
-		{`{"message":"m","status":"auth-required"}`, Event{Kind: EventStatus, State: protocol.StateAuthRequired, Parts: []protocol.Part{text("m")}}, true},
-		{`{"status":"rejected"}`, Event{Kind: EventStatus, State: protocol.StateRejected}, true},
-		{`{"error":""}`, Event{Kind: EventStatus, State: protocol.StateFailed}, true},
+		{`{"text":""}`, upstream.Event{Kind: upstream.EventText}, false},
+		{`{"text":"a\u00e9"}`, upstream.Event{Kind: upstream.EventText, Text: "aé"}, false},
+		{`{"data":null}`, upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{data(`null`)}}, false},
+		{`{"data":[1,{"x":"y"}]}`, upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{data(`[1,{"x":"y"}]`)}}, false},
+		{`{"file":{"bytes":"aGk","name":"n"}}`, upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, Raw: []byte("hi"), Filename: "n"}}}, false},
+		{`{"file":{"bytes":"-_8="}}`, upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, Raw: []byte{0xfb, 0xff}}}}, false},
+		{`{"artifact":{"parts":[{"data":1}]}}`, upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Parts: []protocol.Part{data(`1`)}}}, false},
+		{`{"status":"working"}`, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateWorking}, false},
+		{`{"message":"m","status":"auth-required"}`, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateAuthRequired, Parts: []protocol.Part{text("m")}}, true},
+		{`{"status":"rejected"}`, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateRejected}, true},
+		{`{"error":""}`, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed}, true},
 	}
 	for _, tc := range ok {
 		ev, final, err := parseEvent([]byte(tc.in), defaultRules)
@@ -54,9 +55,9 @@ func TestParseEventShapes(t *testing.T) {
 	}
 }
 
-func parseAll(t *testing.T, r io.Reader, sse bool, max int) ([]Event, error) {
+func parseAll(t *testing.T, r io.Reader, sse bool, max int) ([]upstream.Event, error) {
 	p := newEventParser(r, sse, max, defaultRules)
-	var evs []Event
+	var evs []upstream.Event
 	for range 1000 {
 		ev, err := p.next()
 		if err == io.EOF {
@@ -80,7 +81,7 @@ func TestParserReadSplitting(t *testing.T) {
 		{false, "\xEF\xBB\xBF{\"text\":\"a\"}\r\n\n{\"text\":\"b\"}\n{\"status\":\"completed\"}\n"},
 		{true, "\xEF\xBB\xBFdata: {\"text\":\"a\"}\r\n\r\n:c\rdata:{\"text\":\"b\"}\r\rdata: {\"status\":\r\ndata:\"completed\"}\n\n"},
 	}
-	want := []Event{{Kind: EventText, Text: "a"}, {Kind: EventText, Text: "b"}, {Kind: EventStatus, State: protocol.StateCompleted}}
+	want := []upstream.Event{{Kind: upstream.EventText, Text: "a"}, {Kind: upstream.EventText, Text: "b"}, {Kind: upstream.EventStatus, State: protocol.StateCompleted}}
 	for _, in := range inputs {
 		for _, wrap := range []func(io.Reader) io.Reader{
 			func(r io.Reader) io.Reader { return r },
@@ -135,7 +136,7 @@ func FuzzParseEvents(f *testing.F) {
 		// The {"text":…} fast path agrees with the general decoder.
 		if s, ok := plainTextEvent(in); ok {
 			ev, _, err := parseEventSlow(in, defaultRules)
-			if err != nil || ev.Kind != EventText || ev.Text != s {
+			if err != nil || ev.Kind != upstream.EventText || ev.Text != s {
 				t.Fatalf("fast path %q, general %+v %v", s, ev, err)
 			}
 		}
@@ -152,16 +153,16 @@ func FuzzParseEvents(f *testing.F) {
 				return
 			}
 			switch ev.Kind {
-			case EventText:
-			case EventParts:
+			case upstream.EventText:
+			case upstream.EventParts:
 				if len(ev.Parts) != 1 {
 					t.Fatalf("parts event with %d parts", len(ev.Parts))
 				}
-			case EventArtifact:
+			case upstream.EventArtifact:
 				if ev.Artifact == nil || len(ev.Artifact.Parts) == 0 {
 					t.Fatal("artifact event without parts")
 				}
-			case EventStatus:
+			case upstream.EventStatus:
 				if ev.State == protocol.StateUnspecified {
 					t.Fatal("status event without state")
 				}
@@ -202,3 +203,6 @@ func checkYielded(t *testing.T, p *protocol.Part) {
 		}
 	}
 }
+
+// defaultRules hold an answer to the default limits.
+var defaultRules = upstream.NewRules(protocol.Limits{}, 0)

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"context"
@@ -14,18 +14,19 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // newAgent starts an httptest server running h and an agent pointed at it.
-func newAgent(t *testing.T, h http.HandlerFunc, mod ...func(*HTTPConfig)) *HTTPAgent {
+func newAgent(t *testing.T, h http.HandlerFunc, mod ...func(*Config)) *Agent {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cfg := HTTPConfig{URL: srv.URL + "/agent"}
+	cfg := Config{URL: srv.URL + "/agent"}
 	for _, m := range mod {
 		m(&cfg)
 	}
-	a, err := NewHTTPAgent(cfg)
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func newAgent(t *testing.T, h http.HandlerFunc, mod ...func(*HTTPConfig)) *HTTPA
 
 // collect runs r and drains the stream: the events and the error that ended
 // it (nil for io.EOF).
-func collect(t *testing.T, a Agent, r *RunRequest) ([]Event, error) {
+func collect(t *testing.T, a upstream.Agent, r *upstream.RunRequest) ([]upstream.Event, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -43,7 +44,7 @@ func collect(t *testing.T, a Agent, r *RunRequest) ([]Event, error) {
 		return nil, err
 	}
 	defer s.Close()
-	var evs []Event
+	var evs []upstream.Event
 	for {
 		ev, err := s.Next()
 		if err == io.EOF {
@@ -80,7 +81,7 @@ func TestRequestOnTheWire(t *testing.T) {
 		got <- seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("Accept"), r.Header.Get("X-Api-Key"), r.Host, b}
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok")
-	}, func(c *HTTPConfig) {
+	}, func(c *Config) {
 		c.Headers = http.Header{"X-Api-Key": {"secret"}, "Content-Type": {"text/plain"}, "Host": {"agent.internal"}}
 	})
 	r := requestCases()["full"]
@@ -102,7 +103,7 @@ type ctxKey struct{}
 // the transport sees, from the run's context (its cancellation kept).
 func TestRequestContext(t *testing.T) {
 	seen := make(chan any, 1)
-	a := newAgent(t, reply("text/plain", "", "ok"), func(c *HTTPConfig) {
+	a := newAgent(t, reply("text/plain", "", "ok"), func(c *Config) {
 		c.RequestContext = func(ctx context.Context) context.Context { return context.WithValue(ctx, ctxKey{}, "given") }
 		c.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			seen <- r.Context().Value(ctxKey{})
@@ -131,31 +132,33 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestPlainAnswers(t *testing.T) {
-	completed := Event{Kind: EventStatus, State: protocol.StateCompleted}
+	completed := upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted}
 	// A plain answer is the whole main artifact: Whole tells the handler no chunk follows.
-	parts := func(p protocol.Part) Event { return Event{Kind: EventParts, Parts: []protocol.Part{p}, Whole: true} }
+	parts := func(p protocol.Part) upstream.Event {
+		return upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{p}, Whole: true}
+	}
 	tests := []struct {
 		name, ct, state, body string
-		want                  []Event
+		want                  []upstream.Event
 		wantErr               string
 	}{
-		{"text", "text/plain; charset=utf-8", "", "hello\nworld", []Event{parts(text("hello\nworld")), completed}, ""},
-		{"markdown", "text/markdown", "", "# hi", []Event{parts(text("# hi")), completed}, ""},
-		{"json string", "application/json", "", ` "hi \u00e9" `, []Event{parts(text("hi é")), completed}, ""},
-		{"json object", "application/json; charset=utf-8", "", `{"a": 1}` + "\n", []Event{parts(data(`{"a": 1}`)), completed}, ""},
-		{"json array", "application/json", "", `[1,2]`, []Event{parts(data(`[1,2]`)), completed}, ""},
-		{"json number", "application/json", "", `7`, []Event{parts(data(`7`)), completed}, ""},
-		{"+json", "application/problem+json", "", `{"x":true}`, []Event{parts(data(`{"x":true}`)), completed}, ""},
+		{"text", "text/plain; charset=utf-8", "", "hello\nworld", []upstream.Event{parts(text("hello\nworld")), completed}, ""},
+		{"markdown", "text/markdown", "", "# hi", []upstream.Event{parts(text("# hi")), completed}, ""},
+		{"json string", "application/json", "", ` "hi \u00e9" `, []upstream.Event{parts(text("hi é")), completed}, ""},
+		{"json object", "application/json; charset=utf-8", "", `{"a": 1}` + "\n", []upstream.Event{parts(data(`{"a": 1}`)), completed}, ""},
+		{"json array", "application/json", "", `[1,2]`, []upstream.Event{parts(data(`[1,2]`)), completed}, ""},
+		{"json number", "application/json", "", `7`, []upstream.Event{parts(data(`7`)), completed}, ""},
+		{"+json", "application/problem+json", "", `{"x":true}`, []upstream.Event{parts(data(`{"x":true}`)), completed}, ""},
 		{"invalid json", "application/json", "", `{"a":`, nil, "not valid JSON"},
-		{"file", "image/png", "", "\x89PNG", []Event{parts(protocol.Part{Kind: protocol.PartFile, Raw: []byte("\x89PNG"), MediaType: "image/png"}), completed}, ""},
-		{"no content type", "", "", "\x00\x01", []Event{parts(protocol.Part{Kind: protocol.PartFile, Raw: []byte("\x00\x01"), MediaType: "application/octet-stream"}), completed}, ""},
-		{"empty body", "text/plain", "", "", []Event{completed}, ""},
-		{"completed header", "text/plain", "completed", "done", []Event{parts(text("done")), completed}, ""},
-		{"input-required", "text/plain", "input-required", "which city?", []Event{{Kind: EventStatus, State: protocol.StateInputRequired, Parts: []protocol.Part{text("which city?")}}}, ""},
-		{"auth-required", "text/plain", "Auth-Required", "log in", []Event{{Kind: EventStatus, State: protocol.StateAuthRequired, Parts: []protocol.Part{text("log in")}}}, ""},
-		{"rejected json", "application/json", "rejected", `{"why":"no"}`, []Event{{Kind: EventStatus, State: protocol.StateRejected, Parts: []protocol.Part{data(`{"why":"no"}`)}}}, ""},
-		{"failed", "text/plain", "failed", "sorry", []Event{{Kind: EventStatus, State: protocol.StateFailed, Parts: []protocol.Part{text("sorry")}}}, ""},
-		{"failed empty", "text/plain", "failed", "", []Event{{Kind: EventStatus, State: protocol.StateFailed}}, ""},
+		{"file", "image/png", "", "\x89PNG", []upstream.Event{parts(protocol.Part{Kind: protocol.PartFile, Raw: []byte("\x89PNG"), MediaType: "image/png"}), completed}, ""},
+		{"no content type", "", "", "\x00\x01", []upstream.Event{parts(protocol.Part{Kind: protocol.PartFile, Raw: []byte("\x00\x01"), MediaType: "application/octet-stream"}), completed}, ""},
+		{"empty body", "text/plain", "", "", []upstream.Event{completed}, ""},
+		{"completed header", "text/plain", "completed", "done", []upstream.Event{parts(text("done")), completed}, ""},
+		{"input-required", "text/plain", "input-required", "which city?", []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateInputRequired, Parts: []protocol.Part{text("which city?")}}}, ""},
+		{"auth-required", "text/plain", "Auth-Required", "log in", []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateAuthRequired, Parts: []protocol.Part{text("log in")}}}, ""},
+		{"rejected json", "application/json", "rejected", `{"why":"no"}`, []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateRejected, Parts: []protocol.Part{data(`{"why":"no"}`)}}}, ""},
+		{"failed", "text/plain", "failed", "sorry", []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateFailed, Parts: []protocol.Part{text("sorry")}}}, ""},
+		{"failed empty", "text/plain", "failed", "", []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateFailed}}, ""},
 		{"unknown state", "text/plain", "working", "x", nil, "unknown A2A-Task-State"},
 		{"canceled state", "text/plain", "canceled", "x", nil, "unknown A2A-Task-State"},
 	}
@@ -204,7 +207,7 @@ func TestPlainBodyLimit(t *testing.T) {
 		max  int64
 		fail bool
 	}{{100, false}, {99, true}} {
-		a := newAgent(t, reply("text/plain", "", body), func(c *HTTPConfig) { c.MaxBodyBytes = tc.max })
+		a := newAgent(t, reply("text/plain", "", body), func(c *Config) { c.MaxBodyBytes = tc.max })
 		_, err := collect(t, a, req(text("hi")))
 		if (err != nil) != tc.fail {
 			t.Errorf("max %d: err %v", tc.max, err)
@@ -240,7 +243,7 @@ func TestUpstreamFailures(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		a, _ := NewHTTPAgent(HTTPConfig{URL: "http://" + addr + "/"})
+		a, _ := New(Config{URL: "http://" + addr + "/"})
 		if _, err := collect(t, a, req(text("hi"))); err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("err %v, want connection refused", err)
 		}
@@ -249,7 +252,7 @@ func TestUpstreamFailures(t *testing.T) {
 		a := newAgent(t, func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body) // so the server notices the client leave
 			<-r.Context().Done()
-		}, func(c *HTTPConfig) { c.Timeout = 50 * time.Millisecond })
+		}, func(c *Config) { c.Timeout = 50 * time.Millisecond })
 		start := time.Now()
 		_, err := collect(t, a, req(text("hi")))
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -266,7 +269,7 @@ func TestUpstreamFailures(t *testing.T) {
 			io.WriteString(w, `{"text":"a"}`+"\n")
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
-		}, func(c *HTTPConfig) { c.Timeout = 100 * time.Millisecond })
+		}, func(c *Config) { c.Timeout = 100 * time.Millisecond })
 		evs, err := collect(t, a, req(text("hi")))
 		if len(evs) != 1 || err == nil {
 			t.Fatalf("events %+v err %v", evs, err)
@@ -274,7 +277,7 @@ func TestUpstreamFailures(t *testing.T) {
 	})
 	t.Run("bad config", func(t *testing.T) {
 		for _, u := range []string{"", "ftp://x/", "/relative", "http://"} {
-			if _, err := NewHTTPAgent(HTTPConfig{URL: u}); err == nil {
+			if _, err := New(Config{URL: u}); err == nil {
 				t.Errorf("url %q accepted", u)
 			}
 		}
@@ -293,12 +296,12 @@ func streamOf(ct string, chunks ...string) http.HandlerFunc {
 }
 
 func TestEventStreams(t *testing.T) {
-	working := Event{Kind: EventStatus, State: protocol.StateWorking, Parts: []protocol.Part{text("thinking")}}
+	working := upstream.Event{Kind: upstream.EventStatus, State: protocol.StateWorking, Parts: []protocol.Part{text("thinking")}}
 	tests := []struct {
 		name    string
 		ct      string
 		chunks  []string
-		want    []Event
+		want    []upstream.Event
 		wantErr string
 	}{
 		{
@@ -314,39 +317,39 @@ func TestEventStreams(t *testing.T) {
 				`{"status":"completed"}` + "\n",
 				`{"text":"after the end is ignored"}` + "\n",
 			},
-			want: []Event{
+			want: []upstream.Event{
 				working,
-				{Kind: EventText, Text: "Hel"},
-				{Kind: EventText, Text: "lo"},
-				{Kind: EventParts, Parts: []protocol.Part{data(`{"n":1}`)}},
-				{Kind: EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, URL: "https://x/y.png", MediaType: "image/png", Filename: "y.png"}}},
-				{Kind: EventArtifact, Artifact: &protocol.Artifact{Name: "notes", Description: "side", Parts: []protocol.Part{text("n"), {Kind: protocol.PartFile, Raw: []byte("hi")}}}},
-				{Kind: EventStatus, State: protocol.StateCompleted},
+				{Kind: upstream.EventText, Text: "Hel"},
+				{Kind: upstream.EventText, Text: "lo"},
+				{Kind: upstream.EventParts, Parts: []protocol.Part{data(`{"n":1}`)}},
+				{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartFile, URL: "https://x/y.png", MediaType: "image/png", Filename: "y.png"}}},
+				{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Name: "notes", Description: "side", Parts: []protocol.Part{text("n"), {Kind: protocol.PartFile, Raw: []byte("hi")}}}},
+				{Kind: upstream.EventStatus, State: protocol.StateCompleted},
 			},
 		},
 		{
 			name:   "ndjson eof without final status",
 			ct:     "application/x-ndjson",
 			chunks: []string{`{"text":"a"}` + "\n", `{"text":"b"}`},
-			want:   []Event{{Kind: EventText, Text: "a"}, {Kind: EventText, Text: "b"}},
+			want:   []upstream.Event{{Kind: upstream.EventText, Text: "a"}, {Kind: upstream.EventText, Text: "b"}},
 		},
 		{
 			name:   "ndjson input-required ends the run",
 			ct:     "application/x-ndjson; charset=utf-8",
 			chunks: []string{`{"status":"input-required","message":"which city?"}` + "\n", `{"text":"never"}` + "\n"},
-			want:   []Event{{Kind: EventStatus, State: protocol.StateInputRequired, Parts: []protocol.Part{text("which city?")}}},
+			want:   []upstream.Event{{Kind: upstream.EventStatus, State: protocol.StateInputRequired, Parts: []protocol.Part{text("which city?")}}},
 		},
 		{
 			name:   "error object fails with detail only",
 			ct:     "application/x-ndjson",
 			chunks: []string{`{"text":"a"}` + "\n", `{"error":"model overloaded"}` + "\n"},
-			want:   []Event{{Kind: EventText, Text: "a"}, {Kind: EventStatus, State: protocol.StateFailed, Detail: "model overloaded"}},
+			want:   []upstream.Event{{Kind: upstream.EventText, Text: "a"}, {Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: "model overloaded"}},
 		},
 		{
 			name:    "broken mid-line",
 			ct:      "application/x-ndjson",
 			chunks:  []string{`{"text":"a"}` + "\n" + `{"te`},
-			want:    []Event{{Kind: EventText, Text: "a"}},
+			want:    []upstream.Event{{Kind: upstream.EventText, Text: "a"}},
 			wantErr: "not a JSON object",
 		},
 		{
@@ -371,18 +374,18 @@ func TestEventStreams(t *testing.T) {
 				"data: {\"text\":\"cr\"}\r\r",
 				"data: {\"status\":\"failed\",\"message\":\"no\"}\n\n",
 			},
-			want: []Event{
-				{Kind: EventText, Text: "a\nb"},
+			want: []upstream.Event{
+				{Kind: upstream.EventText, Text: "a\nb"},
 				working,
-				{Kind: EventText, Text: "cr"},
-				{Kind: EventStatus, State: protocol.StateFailed, Parts: []protocol.Part{text("no")}},
+				{Kind: upstream.EventText, Text: "cr"},
+				{Kind: upstream.EventStatus, State: protocol.StateFailed, Parts: []protocol.Part{text("no")}},
 			},
 		},
 		{
 			name:    "sse truncated event",
 			ct:      "text/event-stream",
 			chunks:  []string{"data: {\"text\":\"a\"}\n\n", "data: {\"text\":\"b\"}\n"},
-			want:    []Event{{Kind: EventText, Text: "a"}},
+			want:    []upstream.Event{{Kind: upstream.EventText, Text: "a"}},
 			wantErr: "ended inside an event",
 		},
 	}
@@ -424,11 +427,11 @@ func TestEventSizeLimit(t *testing.T) {
 		{"text/event-stream", "data: " + line + "\n\n"},
 		{"text/event-stream", "data: {\"text\":\ndata: \"" + strings.Repeat("x", 99) + "\"}\n\n"}, // joined with "\n": 111 bytes
 	} {
-		a := newAgent(t, streamOf(tc.ct, tc.body), func(c *HTTPConfig) { c.MaxEventBytes = 110 })
+		a := newAgent(t, streamOf(tc.ct, tc.body), func(c *Config) { c.MaxEventBytes = 110 })
 		if _, err := collect(t, a, req(text("hi"))); !errors.Is(err, ErrEventTooLarge) {
 			t.Errorf("%s %q…: err %v, want ErrEventTooLarge", tc.ct, tc.body[:20], err)
 		}
-		a = newAgent(t, streamOf(tc.ct, tc.body), func(c *HTTPConfig) { c.MaxEventBytes = 111 })
+		a = newAgent(t, streamOf(tc.ct, tc.body), func(c *Config) { c.MaxEventBytes = 111 })
 		if evs, err := collect(t, a, req(text("hi"))); err != nil || len(evs) != 1 {
 			t.Errorf("%s at the limit: %+v %v", tc.ct, evs, err)
 		}
@@ -460,7 +463,7 @@ func TestEventsArriveImmediately(t *testing.T) {
 				} else {
 					io.WriteString(w, `{"status":"completed"}`+"\n")
 				}
-			}, func(c *HTTPConfig) { c.Timeout = 5 * time.Second })
+			}, func(c *Config) { c.Timeout = 5 * time.Second })
 			s, err := a.Run(context.Background(), req(text("hi")))
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package upstream
+package httpagent
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-func benchRequest() *RunRequest {
+func benchRequest() *upstream.RunRequest {
 	r := req(text(strings.Repeat("What is the weather in Paris tomorrow? ", 4)))
 	r.User = "alice"
 	r.Metadata = json.RawMessage(`{"trace":"abc"}`)
@@ -55,7 +56,7 @@ func BenchmarkPlainRoundTrip(b *testing.B) {
 		io.WriteString(w, "Sunny, 24°C.")
 	}))
 	defer srv.Close()
-	a, err := NewHTTPAgent(HTTPConfig{URL: srv.URL})
+	a, err := New(Config{URL: srv.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
