@@ -84,3 +84,34 @@ func a2aSays(err error) string {
 	}
 	return s
 }
+
+// TestREADMEJSONExample: the README's JSON handler with both modules
+// written out loads (`caddy validate`), and the same handler without
+// "kind" and "type" loads as well.
+func TestREADMEJSONExample(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## JSON config: `store` and `upstream` modules")
+	_, block, ok2 := strings.Cut(section, "```json\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("no JSON example in the README's module section")
+	}
+	var h map[string]any
+	if err := json.Unmarshal([]byte(block), &h); err != nil {
+		t.Fatalf("the README's example: %v", err)
+	}
+	delete(h, "handler")
+	for _, unnamed := range []bool{false, true} {
+		if unnamed {
+			delete(h["upstream"].(map[string]any), "kind")
+			delete(h["store"].(map[string]any), "type")
+		}
+		members, _ := json.Marshal(h)
+		if err := validate(handlerConfig(string(members))); err != nil {
+			t.Errorf("unnamed modules %v: %v", unnamed, err)
+		}
+	}
+}
