@@ -202,7 +202,9 @@ func parseEvent(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err
 // valid UTF-8), exactly as the agent wrote it.
 func plainTextEvent(b []byte) (string, bool) {
 	const pre, post = `{"text":"`, `"}`
-	b = bytes.TrimSpace(b)
+	// JSON's white space only: bytes.TrimSpace also drops \v, \f and
+	// Unicode spaces, which the general decoder refuses around a value.
+	b = bytes.Trim(b, " \t\r\n")
 	if len(b) < len(pre)+len(post) || string(b[:len(pre)]) != pre || string(b[len(b)-len(post):]) != post {
 		return "", false
 	}
