@@ -1,7 +1,8 @@
 package caddya2a
 
 import (
-	"net/http"
+	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,15 +13,17 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
+// The Caddyfile parser only parses: it turns tokens into the JSON config
+// and names the line of what it cannot read (an unknown or repeated
+// subdirective, a wrong number of arguments, a number, size or duration
+// it cannot read, a 0 that the JSON config would take for "unset").
+// Whether a value is allowed is Validate's to say, for JSON and Caddyfile
+// configs alike.
+
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
 //	a2a [<matcher>] {
-//		upstream <url> {
-//			timeout             <duration>
-//			header_up           <name> <value>
-//			max_response_header <size>
-//			transport           http { <reverse_proxy http transport options> }
-//		}
+//		upstream [<kind>] <url> { <the kind's settings> }
 //		spec_version      0.3 1.0
 //		card_path         /.well-known/agent-card.json
 //		rpc_path          /a2a
@@ -42,13 +45,7 @@ import (
 //			output_modes <media types...>
 //		}
 //		owner             {http.auth.user.id}
-//		store memory {
-//			max_tasks <n>
-//			max_bytes <size>
-//			ttl       <duration>
-//			idle_ttl  <duration>
-//			share     <name>
-//		}
+//		store <type> { <the store's settings> }
 //		max_request_body  4MiB
 //		limits {
 //			max_parts         64
@@ -80,8 +77,11 @@ import (
 //		}
 //	}
 //
-// Every subdirective but skill and extension (one per id or uri) may
-// appear once; an unknown or repeated one is an error naming its line.
+// The upstream is a module of the namespace a2a.upstreams (`upstream
+// <url>` is `upstream http <url>`, see HTTPUpstream), the store one of
+// a2a.stores (see MemoryStore); each parses its own block. Every
+// subdirective but skill and extension (one per id or uri) may appear
+// once; an unknown or repeated one is an error naming its line.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
@@ -100,11 +100,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
-	if h.Upstream == nil {
-		d.Reset()
-		d.Next()
-		return d.Err("a2a: upstream is required")
-	}
 	return nil
 }
 
@@ -113,27 +108,17 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 	var err error
 	switch key {
 	case "upstream":
-		return h.unmarshalUpstream(d)
+		h.UpstreamRaw, err = unmarshalGuest(d, "a2a.upstreams", "kind", "http", isUpstream)
 	case "spec_version":
-		args, err := argsNoBlock(d, 1, 2)
-		if err != nil {
-			return err
-		}
-		for _, a := range args {
-			if _, err := parseSpecVersion(a); err != nil {
-				return d.Err(err.Error())
-			}
-			if slices.Contains(h.SpecVersion, a) {
-				return d.Errf("spec_version %s listed twice", a)
-			}
-			h.SpecVersion = append(h.SpecVersion, a)
-		}
+		var args []string
+		args, err = argsNoBlock(d, 1, 2)
+		h.SpecVersion = append(h.SpecVersion, args...)
 	case "card_path":
-		h.CardPath, err = pathArg(d)
+		h.CardPath, err = oneArg(d)
 	case "rpc_path":
-		h.RPCPath, err = pathArg(d)
+		h.RPCPath, err = oneArg(d)
 	case "url":
-		h.URL, err = urlArg(d, checkPublicURL)
+		h.URL, err = oneArg(d)
 	case "name":
 		h.Name, err = oneArg(d)
 	case "description":
@@ -141,18 +126,14 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 	case "version":
 		h.Version, err = oneArg(d)
 	case "provider":
-		args, err := argsNoBlock(d, 2, 2)
-		if err != nil {
-			return err
+		var args []string
+		if args, err = argsNoBlock(d, 2, 2); err == nil {
+			h.Provider = &Provider{Organization: args[0], URL: args[1]}
 		}
-		if _, err := checkAbsoluteURL(args[1]); err != nil {
-			return d.Errf("provider: %v", err)
-		}
-		h.Provider = &Provider{Organization: args[0], URL: args[1]}
 	case "documentation_url":
-		h.DocumentationURL, err = urlArg(d, checkPublicURL)
+		h.DocumentationURL, err = oneArg(d)
 	case "icon_url":
-		h.IconURL, err = urlArg(d, checkPublicURL)
+		h.IconURL, err = oneArg(d)
 	case "input_modes":
 		h.InputModes, err = argsNoBlock(d, 1, -1)
 	case "output_modes":
@@ -162,7 +143,7 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 	case "owner":
 		h.Owner, err = oneArg(d)
 	case "store":
-		return h.unmarshalStore(d)
+		h.StoreRaw, err = unmarshalGuest(d, "a2a.stores", "type", "", isStore)
 	case "limits":
 		return h.unmarshalLimits(d)
 	case "extension":
@@ -170,128 +151,79 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 	case "cors":
 		return h.unmarshalCORS(d)
 	case "max_request_body":
-		var s string
-		if s, err = oneArg(d); err != nil {
-			return err
-		}
-		n, perr := humanize.ParseBytes(s)
-		if perr != nil || n == 0 || n > 1<<40 {
-			return d.Errf("max_request_body: invalid size %q (e.g. 4MiB)", s)
-		}
-		h.MaxRequestBody = int64(n)
+		h.MaxRequestBody, err = sizeArg(d, "e.g. 4MiB")
 	case "streaming":
-		var s string
-		if s, err = oneArg(d); err != nil {
-			return err
-		}
-		switch s {
-		case "on":
-			h.Streaming = new(true)
-		case "off":
-			h.Streaming = new(false)
-		default:
-			return d.Errf("streaming: want on or off, got %q", s)
+		var on bool
+		if on, err = onOffArg(d); err == nil {
+			h.Streaming = &on
 		}
 	case "reply":
-		var s string
-		if s, err = oneArg(d); err != nil {
-			return err
-		}
-		if s != ReplyTask && s != ReplyMessage {
-			return d.Errf("reply: want task or message, got %q", s)
-		}
-		h.Reply = s
+		h.Reply, err = oneArg(d)
 	case "heartbeat":
 		h.Heartbeat, err = durationArg(d)
 	case "card_max_age":
 		h.CardMaxAge, err = durationArg(d)
-		if err == nil && h.CardMaxAge == 0 {
-			// 0 would read as "unset": keep the default rather than
-			// silently meaning something else.
-			return d.Err("card_max_age must be positive")
-		}
 	default:
 		return d.Errf("unknown subdirective %q", key)
 	}
 	return err
 }
 
-// unmarshalUpstream parses `upstream <url> { … }`.
-func (h *Handler) unmarshalUpstream(d *caddyfile.Dispenser) error {
+func isUpstream(m caddyfile.Unmarshaler) bool { _, ok := m.(UpstreamModule); return ok }
+func isStore(m caddyfile.Unmarshaler) bool    { _, ok := m.(StoreModule); return ok }
+
+// unmarshalGuest parses `<directive> <name> <args…> { … }` with the
+// Caddyfile unmarshaler of the guest module <namespace>.<name>, into its
+// JSON with the name under inlineKey. With a default name def, a first
+// argument that names no module of the namespace is the default's own
+// first argument: `<directive> <args…> { … }`. isFamily tells a module
+// of the family the handler loads from the namespace.
+func unmarshalGuest(d *caddyfile.Dispenser, namespace, inlineKey, def string,
+	isFamily func(caddyfile.Unmarshaler) bool) (json.RawMessage, error) {
+	directive := d.Val()
 	if !d.NextArg() {
-		return d.ArgErr()
+		return nil, d.ArgErr()
 	}
-	u := &Upstream{URL: d.Val()}
-	if !hasPlaceholder(u.URL) {
-		if err := checkUpstreamURL(u.URL); err != nil {
-			return d.Errf("upstream: %v", err)
+	name := d.Val()
+	if _, err := caddy.GetModule(namespace + "." + name); err != nil {
+		// A URL or a placeholder is the default's argument, however the
+		// line goes on; another word is a misspelt or missing module.
+		if def == "" || (moreArgs(d) && !strings.ContainsAny(name, ":/{")) {
+			return nil, d.Errf("%s: unknown %s %q (available: %s)", directive, inlineKey, name, moduleNames(namespace))
 		}
+		// The default module reads its first argument after the
+		// directive, as it would after its own name.
+		name = def
+		d.Prev()
 	}
-	if d.NextArg() {
-		return d.ArgErr()
+	unm, err := caddyfile.UnmarshalModule(d, namespace+"."+name)
+	if err != nil {
+		return nil, err
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if key != "header_up" {
-			if line, dup := seen[key]; dup {
-				return d.Errf("duplicate upstream subdirective %q (first at line %d)", key, line)
-			}
-			seen[key] = d.Line()
-		}
-		switch key {
-		case "timeout":
-			dur, err := durationArg(d)
-			if err != nil {
-				return err
-			}
-			u.Timeout = dur
-		case "header_up":
-			args, err := argsNoBlock(d, 2, 2)
-			if err != nil {
-				return err
-			}
-			if err := checkHeaderUp(args[0]); err != nil {
-				return d.Errf("header_up: %v", err)
-			}
-			name := http.CanonicalHeaderKey(args[0])
-			if _, dup := u.HeaderUp[name]; dup {
-				return d.Errf("header_up %s given twice", name)
-			}
-			if u.HeaderUp == nil {
-				u.HeaderUp = http.Header{}
-			}
-			u.HeaderUp[name] = []string{args[1]}
-		case "max_response_header":
-			v, err := oneArg(d)
-			if err != nil {
-				return err
-			}
-			// A size past int64 turns negative and is refused too.
-			n, err := humanize.ParseBytes(v)
-			if err != nil || checkMaxResponseHeader(int64(n)) != nil {
-				return d.Errf("max_response_header: invalid size %q: want a size from 1KiB to 1GiB", v)
-			}
-			u.MaxResponseHeaderSize = int64(n)
-		case "transport":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			name := d.Val()
-			if name != "http" {
-				return d.Errf("transport %q is not supported; use transport http", name)
-			}
-			unm, err := caddyfile.UnmarshalModule(d, "http.reverse_proxy.transport."+name)
-			if err != nil {
-				return err
-			}
-			u.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
-		default:
-			return d.Errf("unknown upstream subdirective %q", key)
-		}
+	if !isFamily(unm) {
+		return nil, d.Errf("%s: module %s.%s (%T) is not an a2a %s module", directive, namespace, name, unm, directive)
 	}
-	h.Upstream = u
-	return nil
+	return caddyconfig.JSONModuleObject(unm, inlineKey, name, nil), nil
+}
+
+// moreArgs reports whether another argument follows on the line, leaving
+// the cursor where it was.
+func moreArgs(d *caddyfile.Dispenser) bool {
+	if !d.NextArg() {
+		return false
+	}
+	d.Prev()
+	return true
+}
+
+// moduleNames lists the names of the modules registered in namespace.
+func moduleNames(namespace string) string {
+	var names []string
+	for _, m := range caddy.GetModules(namespace) {
+		names = append(names, m.ID.Name())
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // unmarshalSkill parses `skill <id> { … }`.
@@ -302,11 +234,6 @@ func (h *Handler) unmarshalSkill(d *caddyfile.Dispenser) error {
 	s := Skill{ID: d.Val()}
 	if d.NextArg() {
 		return d.ArgErr()
-	}
-	for _, o := range h.Skills {
-		if o.ID == s.ID {
-			return d.Errf("skill %q defined twice", s.ID)
-		}
 	}
 	seen := map[string]int{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -340,15 +267,54 @@ func (h *Handler) unmarshalSkill(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// unmarshalStore parses `store memory { … }`.
-func (h *Handler) unmarshalStore(d *caddyfile.Dispenser) error {
+// unmarshalLimits parses `limits { … }`; every key may appear once.
+func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	l := &Limits{}
+	// Counts are positive integers, sizes humanized byte sizes.
+	counts := map[string]*int{
+		"max_parts": &l.MaxParts, "max_json_depth": &l.MaxJSONDepth, "max_history": &l.MaxHistory,
+		"max_run_events": &l.MaxRunEvents, "max_artifacts": &l.MaxArtifacts,
+		"max_tasks_per_owner": &l.MaxTasksPerOwner, "max_runs_per_owner": &l.MaxRunsPerOwner,
+	}
+	sizes := map[string]*int{
+		"max_text_size": &l.MaxTextSize, "max_file_size": &l.MaxFileSize, "max_metadata_size": &l.MaxMetadataSize,
+		"max_history_size": &l.MaxHistorySize, "max_task_output": &l.MaxTaskOutput,
+	}
+	seen := map[string]int{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		if line, dup := seen[key]; dup {
+			return d.Errf("duplicate limits subdirective %q (first at line %d)", key, line)
+		}
+		seen[key] = d.Line()
+		var err error
+		if p, ok := counts[key]; ok {
+			*p, err = countArg(d)
+		} else if p, ok := sizes[key]; ok {
+			var n int64
+			n, err = sizeArgMax(d, "e.g. 512KiB, at most 1GiB", math.MaxInt)
+			*p = int(n)
+		} else {
+			return d.Errf("unknown limits subdirective %q", key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	h.Limits = l
+	return nil
+}
+
+// unmarshalExtension parses `extension <uri> [{ required; description
+// <text>; params <json object> }]`.
+func (h *Handler) unmarshalExtension(d *caddyfile.Dispenser) error {
 	if !d.NextArg() {
 		return d.ArgErr()
 	}
-	s := &Store{Type: d.Val()}
-	if s.Type != "memory" {
-		return d.Errf("store: unknown type %q (only memory is available)", s.Type)
-	}
+	x := Extension{URI: d.Val()}
 	if d.NextArg() {
 		return d.ArgErr()
 	}
@@ -356,56 +322,70 @@ func (h *Handler) unmarshalStore(d *caddyfile.Dispenser) error {
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		key := d.Val()
 		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate store subdirective %q (first at line %d)", key, line)
+			return d.Errf("duplicate extension subdirective %q (first at line %d)", key, line)
 		}
 		seen[key] = d.Line()
 		switch key {
-		case "max_tasks":
+		case "required":
+			if _, err := argsNoBlock(d, 0, 0); err != nil {
+				return err
+			}
+			x.Required = true
+		case "description":
 			v, err := oneArg(d)
 			if err != nil {
 				return err
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return d.Errf("max_tasks: want a positive integer, got %q", v)
-			}
-			s.MaxTasks = n
-		case "max_bytes":
+			x.Description = v
+		case "params":
 			v, err := oneArg(d)
 			if err != nil {
 				return err
 			}
-			n, err := humanize.ParseBytes(v)
-			if err != nil || n == 0 || n > maxStoreBytes {
-				return d.Errf("max_bytes: invalid size %q (e.g. 256MiB, at most 1TiB)", v)
+			// The JSON config can only hold JSON here; whether it is an
+			// object is Validate's rule.
+			if !json.Valid([]byte(v)) {
+				return d.Errf("params: want a JSON object (quote it with backticks), got %q", v)
 			}
-			s.MaxBytes = int64(n)
-		case "ttl":
-			dur, err := durationArg(d)
-			if err != nil {
-				return err
-			}
-			s.TTL = dur
-		case "idle_ttl":
-			dur, err := durationArg(d)
-			if err != nil {
-				return err
-			}
-			s.IdleTTL = dur
-		case "share":
-			v, err := oneArg(d)
-			if err != nil {
-				return err
-			}
-			if err := checkShareName(v); err != nil {
-				return d.Errf("share: %v", err)
-			}
-			s.Share = v
+			x.Params = json.RawMessage(v)
 		default:
-			return d.Errf("unknown store subdirective %q", key)
+			return d.Errf("unknown extension subdirective %q", key)
 		}
 	}
-	h.Store = s
+	h.Extensions = append(h.Extensions, x)
+	return nil
+}
+
+// unmarshalCORS parses `cors { origins <origin>...; credentials on|off;
+// max_age <duration> }`; every key may appear once.
+func (h *Handler) unmarshalCORS(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	c := &CORS{}
+	seen := map[string]int{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		if line, dup := seen[key]; dup {
+			return d.Errf("duplicate cors subdirective %q (first at line %d)", key, line)
+		}
+		seen[key] = d.Line()
+		var err error
+		switch key {
+		case "origins":
+			c.Origins, err = argsNoBlock(d, 1, -1)
+		case "credentials":
+			c.Credentials, err = onOffArg(d)
+		case "max_age":
+			c.MaxAge, err = durationArg(d)
+		default:
+			return d.Errf("unknown cors subdirective %q", key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	h.CORS = c
 	return nil
 }
 
@@ -432,34 +412,58 @@ func oneArg(d *caddyfile.Dispenser) (string, error) {
 	return args[0], nil
 }
 
-func pathArg(d *caddyfile.Dispenser) (string, error) {
+// onOffArg reads on or off.
+func onOffArg(d *caddyfile.Dispenser) (bool, error) {
 	key := d.Val()
-	p, err := oneArg(d)
+	v, err := oneArg(d)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	if err := checkPath(p); err != nil {
-		return "", d.Errf("%s: %v", key, err)
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
 	}
-	return p, nil
+	return false, d.Errf("%s: want on or off, got %q", key, v)
 }
 
-// urlArg reads a URL, checking it now unless it holds a placeholder that
-// only provisioning can resolve.
-func urlArg(d *caddyfile.Dispenser, check func(string) error) (string, error) {
+// countArg reads an integer. 0 is refused: the JSON config would read it
+// as unset and apply the default, which is not what was written.
+func countArg(d *caddyfile.Dispenser) (int, error) {
 	key := d.Val()
-	s, err := oneArg(d)
+	v, err := oneArg(d)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	if !hasPlaceholder(s) {
-		if err := check(s); err != nil {
-			return "", d.Errf("%s: %v", key, err)
-		}
+	n, err := strconv.Atoi(v)
+	if err != nil || n == 0 {
+		return 0, d.Errf("%s: want a positive integer, got %q", key, v)
 	}
-	return s, nil
+	return n, nil
 }
 
+// sizeArg reads a byte size (512KiB, 4MiB, 1GB): not 0 (see countArg),
+// nor a size no int64 holds; hint is the error's example.
+func sizeArg(d *caddyfile.Dispenser, hint string) (int64, error) {
+	return sizeArgMax(d, hint, math.MaxInt64)
+}
+
+// sizeArgMax is sizeArg for a field that holds at most max.
+func sizeArgMax(d *caddyfile.Dispenser, hint string, max uint64) (int64, error) {
+	key := d.Val()
+	v, err := oneArg(d)
+	if err != nil {
+		return 0, err
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n == 0 || n > max {
+		return 0, d.Errf("%s: invalid size %q (%s)", key, v, hint)
+	}
+	return int64(n), nil
+}
+
+// durationArg reads a duration (not 0, see countArg).
 func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
 	key := d.Val()
 	s, err := oneArg(d)
@@ -467,10 +471,8 @@ func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
 		return 0, err
 	}
 	dur, err := caddy.ParseDuration(s)
-	if err != nil || dur <= 0 {
+	if err != nil || dur == 0 {
 		return 0, d.Errf("%s: want a positive duration, got %q", key, s)
 	}
 	return caddy.Duration(dur), nil
 }
-
-func hasPlaceholder(s string) bool { return strings.Contains(s, "{") }

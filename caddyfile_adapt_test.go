@@ -19,7 +19,10 @@ var update = flag.Bool("update", false, "rewrite the JSON half of the adapt gold
 
 // TestCaddyfileAdapt adapts every testdata/caddyfile_adapt/*.caddyfiletest
 // (a Caddyfile, a line of dashes, then the expected JSON or the expected
-// error text) the way Caddy's own adapt tests do.
+// error text) the way Caddy's own adapt tests do. An expected error is
+// the parser's, with the line it names, or, for a value the parser lets
+// through, that of `caddy validate` on the adapted config (the values the
+// JSON config's checks judge: see TestBothConfigPaths).
 func TestCaddyfileAdapt(t *testing.T) {
 	files, err := filepath.Glob("testdata/caddyfile_adapt/*.caddyfiletest")
 	if err != nil || len(files) == 0 {
@@ -63,7 +66,10 @@ func TestCaddyfileAdapt(t *testing.T) {
 			}
 
 			if adaptErr == nil {
-				t.Fatalf("expected an error containing %q, adapt succeeded", expected)
+				adaptErr = validate(out)
+			}
+			if adaptErr == nil {
+				t.Fatalf("expected an error containing %q, adapt and validate succeeded", expected)
 			}
 			if !strings.Contains(adaptErr.Error(), expected) {
 				t.Errorf("error\n  %s\ndoes not contain\n  %s", adaptErr, expected)

@@ -39,8 +39,8 @@ var fencedCaddyfile = regexp.MustCompile("(?s)```caddyfile\n(.*?)```")
 func TestCaddyfilesAreFormatted(t *testing.T) {
 	type doc struct {
 		name, src string
-		// adapts: whether the Caddyfile is a whole config (the goldens
-		// that expect an error adapt to that error instead).
+		// wantErr: the goldens that expect an error fail to adapt or
+		// to validate instead.
 		wantErr bool
 	}
 	var docs []doc
@@ -77,7 +77,11 @@ func TestCaddyfilesAreFormatted(t *testing.T) {
 			t.Errorf("%s is not what caddy fmt prints:\n%s", d.name, formatted)
 			continue
 		}
-		if _, _, err := adapter.Adapt(formatted, nil); (err != nil) != d.wantErr {
+		out, _, err := adapter.Adapt(formatted, nil)
+		if err == nil && d.wantErr {
+			err = validate(out)
+		}
+		if (err != nil) != d.wantErr {
 			t.Errorf("%s adapts with error %v", d.name, err)
 		}
 	}

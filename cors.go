@@ -1,12 +1,140 @@
 package caddya2a
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 )
+
+// DefaultCORSMaxAge is how long a browser may cache a preflight answer
+// when cors sets no max_age.
+const DefaultCORSMaxAge = 10 * time.Minute
+
+// anyOrigin is the origins entry that allows every origin (without
+// credentials).
+const anyOrigin = "*"
+
+// CORS lets web pages of other origins call the JSON-RPC endpoint from a
+// browser. Without it, browsers' cross-origin calls are refused (403)
+// and preflights get no CORS headers; requests that carry neither
+// Sec-Fetch-Site nor Origin (curl, SDK clients, other servers) are not
+// affected either way. The public card answers any origin whatever this
+// says.
+type CORS struct {
+	// Origins are the exact origins whose pages may call, as browsers
+	// send them in Origin: scheme://host[:port] in lower case, without a
+	// path and without the scheme's default port. They are also the
+	// trusted origins of the cross-origin protection. "*" (alone) allows
+	// any origin, without credentials. Required.
+	Origins []string `json:"origins,omitempty"`
+
+	// Credentials lets the listed origins' pages send credentials
+	// (cookies, cached HTTP authentication, TLS client certificates) and
+	// read the answers (Access-Control-Allow-Credentials: true). Refused
+	// with "*". Default: off; a page sending its own Authorization header
+	// needs no credentials.
+	Credentials bool `json:"credentials,omitempty"`
+
+	// MaxAge is how long a browser may cache a preflight answer
+	// (Access-Control-Max-Age). Default: 10m.
+	MaxAge caddy.Duration `json:"max_age,omitempty"`
+}
+
+// fill applies MaxAge's default.
+func (c *CORS) fill() {
+	if c != nil && c.MaxAge == 0 {
+		c.MaxAge = caddy.Duration(DefaultCORSMaxAge)
+	}
+}
+
+// check refuses what no browser could match and credentials for any
+// origin.
+func (c *CORS) check() error {
+	if c == nil {
+		return nil
+	}
+	if len(c.Origins) == 0 {
+		return errors.New("cors: origins is required")
+	}
+	for i, o := range c.Origins {
+		if o == anyOrigin {
+			if len(c.Origins) > 1 {
+				return errors.New("cors: * allows every origin and must stand alone in origins")
+			}
+			continue
+		}
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("cors: %w", err)
+		}
+		if slices.Contains(c.Origins[:i], o) {
+			return fmt.Errorf("cors: origin %s listed twice", o)
+		}
+	}
+	if c.Credentials && c.Origins[0] == anyOrigin {
+		return errors.New("cors: credentials on cannot be used with origins *: list the origins whose pages may send credentials")
+	}
+	if c.MaxAge < 0 {
+		return errors.New("cors: max_age must not be negative")
+	}
+	return nil
+}
+
+// checkOrigin accepts an origin exactly as a browser serializes it in the
+// Origin header, since that header is compared as a string: a listed
+// origin in any other spelling would never match.
+func checkOrigin(s string) error {
+	if s == "null" {
+		return errors.New(`origin "null" (sandboxed frames, file: pages) is shared by unrelated pages and cannot be listed`)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return fmt.Errorf("origin %q: want scheme://host[:port]", s)
+	}
+	if u.Host == "" || u.User != nil || strings.ContainsAny(u.Host, "*{}") {
+		return fmt.Errorf("origin %q: want an exact scheme://host[:port], without credentials or wildcards", s)
+	}
+	if u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(s, "#") {
+		return fmt.Errorf("origin %q: an origin has no path, query or fragment (not even a trailing /)", s)
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, r := range host {
+		if r > 0x7e {
+			return fmt.Errorf("origin %q: browsers send an international host name in its xn-- form", s)
+		}
+	}
+	if strings.Contains(host, ":") {
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return fmt.Errorf("origin %q: bad host", s)
+		}
+		host = "[" + ip.String() + "]"
+	}
+	canonical := strings.ToLower(u.Scheme) + "://" + host
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("origin %q: bad port", s)
+		}
+		if !(u.Scheme == "http" && n == 80) && !(u.Scheme == "https" && n == 443) {
+			canonical += ":" + strconv.Itoa(n)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("origin %q: empty port", s)
+	}
+	if canonical != s {
+		return fmt.Errorf("origin %q: browsers send it as %s (lower case, no default port); list it that way", s, canonical)
+	}
+	return nil
+}
 
 // Header values of the browser rules, built once: a preflight or an
 // answer to a listed origin writes them without allocating.

@@ -55,7 +55,8 @@ func TestCheckOrigin(t *testing.T) {
 	}
 }
 
-// TestCORSCheck: the checks shared by JSON and Caddyfile configs.
+// TestCORSCheck: the default and the checks of JSON and Caddyfile
+// configs.
 func TestCORSCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -77,6 +78,7 @@ func TestCORSCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cors
+			c.fill()
 			err := c.check()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -158,6 +160,7 @@ func checkHeaders(t *testing.T, got http.Header, want map[string]string) {
 func mustPolicy(t *testing.T, c *CORS) *browserPolicy {
 	t.Helper()
 	if c != nil {
+		c.fill()
 		if err := c.check(); err != nil {
 			t.Fatal(err)
 		}
@@ -434,12 +437,15 @@ func TestAnonymousWarning(t *testing.T) {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		t.Cleanup(cancel)
 		h := &Handler{
-			Upstream: &Upstream{URL: "http://127.0.0.1:9"}, Name: "N", Description: "D",
-			Owner:  "{http.request.header.X-User}",
-			Skills: []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
-			Store:  &Store{Share: "anonymous-warning"},
+			UpstreamRaw: json.RawMessage(`{"url":"http://127.0.0.1:9"}`), Name: "N", Description: "D",
+			Owner:    "{http.request.header.X-User}",
+			Skills:   []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
+			StoreRaw: json.RawMessage(`{"share":"anonymous-warning"}`),
 		}
 		if err := h.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = h.Cleanup() })

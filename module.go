@@ -1,15 +1,29 @@
 // Package caddya2a is the Caddy module http.handlers.a2a: it turns any HTTP
 // agent into an A2A (Agent2Agent) peer. Caddy keeps TLS, auth, rate limits
 // and routing; this module serves the Agent Card and the JSON-RPC endpoint
-// of both A2A wire versions (0.3 and 1.0) and calls the agent upstream over
-// the agent contract of DESIGN.md.
+// of both A2A wire versions (0.3 and 1.0) and calls the agent behind it
+// through an upstream guest module (the http kind speaks the agent
+// contract of the README, "The agent upstream contract").
+//
+// It is the repository's Caddy adapter, the only package that imports
+// Caddy, and it configures like Caddy's own handlers: the Caddyfile parser
+// (caddyfile.go) only parses, naming the line of a syntax error; Provision
+// fills defaults, resolves global placeholders and loads the guest modules
+// (the store, stores.go; the upstream, upstreams.go); Validate checks every
+// setting, with the same checks and messages for JSON and Caddyfile
+// configs, and then builds the endpoint.
 package caddya2a
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,16 +48,27 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("a2a", httpcaddyfile.Before, "reverse_proxy")
 }
 
-// Defaults of the optional settings.
+// Defaults of the optional settings the handler applies itself.
 const (
 	DefaultCardPath       = "/.well-known/agent-card.json"
 	DefaultRPCPath        = "/a2a"
 	DefaultOwner          = "{http.auth.user.id}"
-	DefaultTimeout        = 5 * time.Minute
 	DefaultMaxRequestBody = 4 << 20
 	DefaultCardMaxAge     = 5 * time.Minute
-	DefaultHeartbeat      = 15 * time.Second
 	DefaultCardVersion    = "1.0.0"
+	// DefaultHeartbeat is the handler package's, which applies it.
+	DefaultHeartbeat = handler.DefaultHeartbeat
+)
+
+// Caps on sizes, for JSON and Caddyfile configs alike: beyond them a
+// number is a typo.
+const (
+	// maxLimitSize caps every limit, a size or a count (1 GiB), and
+	// keeps each an int on any platform.
+	maxLimitSize = 1 << 30
+	// maxRequestBody caps max_request_body (1 TiB): a machine's memory,
+	// not one request's.
+	maxRequestBody = 1 << 40
 )
 
 // The values of Handler.Reply.
@@ -56,12 +81,21 @@ const (
 // configured: what the agent contract carries without a file part.
 var defaultModes = []string{"text/plain", "application/json"}
 
+// specVersions maps the spec_version values to wire versions.
+var specVersions = map[string]protocol.Version{
+	"0.3": protocol.V03,
+	"1.0": protocol.V10,
+}
+
 // Handler is the a2a HTTP handler. It answers the Agent Card on card_path
 // and JSON-RPC on rpc_path and passes every other request to the next
 // handler, so several mounts (and other handlers) can share one site.
 type Handler struct {
-	// Upstream is the agent this endpoint fronts. Required.
-	Upstream *Upstream `json:"upstream,omitempty"`
+	// UpstreamRaw is the agent this endpoint fronts: a guest module of the
+	// namespace a2a.upstreams, named by its "kind"; without one it is
+	// "http" (the agent contract, with the settings of HTTPUpstream).
+	// Required.
+	UpstreamRaw json.RawMessage `json:"upstream,omitempty" caddy:"namespace=a2a.upstreams inline_key=kind"`
 
 	// SpecVersion lists the A2A wire versions this mount serves: "0.3",
 	// "1.0" or both (the default).
@@ -113,15 +147,17 @@ type Handler struct {
 	// {http.auth.user.id}.
 	Owner string `json:"owner,omitempty"`
 
-	// Store keeps the tasks. Default: memory with its defaults. The store
-	// and the runs writing to it survive config reloads as long as the
-	// store settings and the sharing scope (Store.Share, or else the
-	// upstream URL and RPCPath) stay the same. Two mounts of one config
-	// share a store only if they name the same Store.Share.
-	Store *Store `json:"store,omitempty"`
+	// StoreRaw keeps the tasks: a guest module of the namespace
+	// a2a.stores, named by its "type"; without one it is "memory" (with
+	// the settings of MemoryStore). Default: memory with its defaults.
+	// The store and the runs writing to it survive config reloads as long
+	// as the store settings and the sharing scope (the store's share, or
+	// else the upstream and RPCPath) stay the same. Two mounts of one
+	// config share a store only if they name the same share.
+	StoreRaw json.RawMessage `json:"store,omitempty" caddy:"namespace=a2a.stores inline_key=type"`
 
-	// MaxRequestBody bounds a JSON-RPC request body in bytes; larger
-	// bodies get 413. Default: 4MiB.
+	// MaxRequestBody bounds a JSON-RPC request body in bytes, at most
+	// 1TiB; larger bodies get 413. Default: 4MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
 	// Limits bound what one request may carry (parts, text, inline file
@@ -158,17 +194,22 @@ type Handler struct {
 	// answers every origin either way.
 	CORS *CORS `json:"cors,omitempty"`
 
-	versions  []protocol.Version
 	publicURL string
-	rpc       *jsonrpc.Binding
-	cards     *httpbind.CardServer
-	poolKey   string
+	upstream  UpstreamModule
+	store     StoreModule
 	claim     *mountClaim
 	logger    *zap.Logger
-	browser   *browserPolicy
+	unload    context.Context
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
 	anonymous *sync.Once
+
+	// Derived from the checked settings by Validate.
+	versions []protocol.Version
+	card     *protocol.AgentCard
+	browser  *browserPolicy
+	rpc      *jsonrpc.Binding
+	cards    *httpbind.CardServer
 }
 
 // Provider is the organisation behind the agent.
@@ -197,6 +238,82 @@ type Skill struct {
 	OutputModes []string `json:"output_modes,omitempty"`
 }
 
+// Limits bound what one JSON-RPC request may carry, beyond the body size
+// (max_request_body). A request over a limit is refused with -32602
+// (-32600 for the nesting depth) naming the limit, before anything is
+// stored or sent to the agent. Unset fields take the defaults of the
+// handler and protocol packages, which apply them; each is at most 1GiB
+// (or 1073741824 for a count).
+type Limits struct {
+	// MaxParts bounds the parts of one message. Default: 64.
+	MaxParts int `json:"max_parts,omitempty"`
+	// MaxTextSize bounds one text part, in bytes. Default: 1MiB.
+	MaxTextSize int `json:"max_text_size,omitempty"`
+	// MaxFileSize bounds the decoded bytes of one inline file part,
+	// computed from its base64 length before anything is decoded. File
+	// parts given by URL are passed to the agent as they are and never
+	// fetched. Note that the body limit applies first: base64 makes a file
+	// a third larger on the wire. Default: 4MiB.
+	MaxFileSize int `json:"max_file_size,omitempty"`
+	// MaxMetadataSize bounds each metadata object (of the request, the
+	// message and each part) as sent, in bytes. Default: 64KiB.
+	MaxMetadataSize int `json:"max_metadata_size,omitempty"`
+	// MaxJSONDepth bounds how deeply the request body nests arrays and
+	// objects (at least 8). Default: 32.
+	MaxJSONDepth int `json:"max_json_depth,omitempty"`
+	// MaxHistory is how many messages a task keeps and re-sends to the
+	// agent each turn (the oldest are dropped). Default: 100.
+	MaxHistory int `json:"max_history,omitempty"`
+	// MaxHistorySize bounds the same history in bytes of content; the
+	// newest message is always kept. Default: 8MiB.
+	MaxHistorySize int `json:"max_history_size,omitempty"`
+	// MaxTaskOutput bounds the agent's output one task holds (artifacts
+	// and agent messages, all turns), in bytes of content; a message reply
+	// too. An agent that goes over it ends the task failed, with a status
+	// message naming the limit. Default: 16MiB.
+	MaxTaskOutput int `json:"max_task_output,omitempty"`
+	// MaxRunEvents bounds the events (chunks, artifacts, status updates)
+	// the agent may produce in one turn; over it, the task fails as for
+	// MaxTaskOutput. Default: 10000.
+	MaxRunEvents int `json:"max_run_events,omitempty"`
+	// MaxArtifacts bounds the artifacts one task holds; over it, the task
+	// fails as for MaxTaskOutput. Default: 256.
+	MaxArtifacts int `json:"max_artifacts,omitempty"`
+	// MaxTasksPerOwner bounds the tasks the store keeps for one caller;
+	// one more evicts the caller's oldest finished, then waiting task, and
+	// when all are running the send is refused with -32080. Anonymous
+	// callers are not counted per caller. Default: 1000.
+	MaxTasksPerOwner int `json:"max_tasks_per_owner,omitempty"`
+	// MaxRunsPerOwner bounds the tasks one caller has running at once; a
+	// send over it is refused with -32080. Anonymous callers are not
+	// counted per caller. Default: 32.
+	MaxRunsPerOwner int `json:"max_runs_per_owner,omitempty"`
+}
+
+// minJSONDepth is the smallest max_json_depth that leaves room for a
+// SendMessage with a part and its metadata.
+const minJSONDepth = 8
+
+// Extension is an A2A extension the agent supports. It is declared in the
+// Agent Card; a client activates it with the A2A-Extensions (1.0) or
+// X-A2A-Extensions (0.3) request header, the activated URIs are echoed in
+// the answer under the same header and passed to the agent as
+// "extensions". What an extension means is the agent's business: the
+// module only negotiates it.
+type Extension struct {
+	// URI identifies the extension. Required; no commas or white space
+	// (the headers are comma-separated lists).
+	URI string `json:"uri,omitempty"`
+	// Description says how the agent uses it (card field).
+	Description string `json:"description,omitempty"`
+	// Required refuses every request that does not activate it with
+	// -32008 (the card itself stays public).
+	Required bool `json:"required,omitempty"`
+	// Params is the extension's configuration as a JSON object (card
+	// field).
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
 // CaddyModule returns the Caddy module information.
 func (Handler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
@@ -205,48 +322,188 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision checks the config, builds and validates the card, loads the
-// upstream transport and attaches the store and runner from the pool that
-// outlives config reloads.
+// Provision fills the defaults, resolves the global placeholders of url,
+// loads the upstream and then the store (whose sharing scope names the
+// upstream) and claims the mount's sharing scope in this config. The
+// guest modules check their own settings as Caddy loads them; the
+// handler's are checked by Validate.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := h.applyDefaults(); err != nil {
+	h.anonymous = new(sync.Once)
+	h.unload = unloaded(ctx)
+	if err := h.fill(caddy.NewReplacer()); err != nil {
 		return err
 	}
-	globals := caddy.NewReplacer()
+	if len(h.UpstreamRaw) == 0 {
+		return nil // Validate says what is missing
+	}
+	mod, err := loadGuest(ctx, h, "UpstreamRaw", h.UpstreamRaw, "kind", "a2a.upstreams.http")
+	if err != nil {
+		return fmt.Errorf("upstream: %w", err)
+	}
+	up, ok := mod.(UpstreamModule)
+	if !ok {
+		return fmt.Errorf("upstream: module %T is not an a2a upstream (caddya2a.UpstreamModule)", mod)
+	}
+	h.upstream = up
+
+	env := StoreEnv{
+		Scope:            h.upstream.Target() + "|" + h.RPCPath,
+		MaxTasksPerOwner: h.Limits.tasksPerOwner(),
+		// A log holds the current turn (max_run_events) and a few
+		// events for each earlier one, which the store compacts.
+		MaxEventsPerTask: 2 * h.Limits.runEvents(),
+	}
+	mod, err = loadGuest(ctx.WithValue(storeEnvKey{}, env), h, "StoreRaw", h.StoreRaw, "type", "a2a.stores.memory")
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	st, ok := mod.(StoreModule)
+	if !ok {
+		return fmt.Errorf("store: module %T is not an a2a store (caddya2a.StoreModule)", mod)
+	}
+	h.store = st
+	// The runs log through the newest config's logger.
+	st.Backend().log.Store(h.logger)
+	if h.claim, err = h.claimScope(ctx, st); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// fill applies the defaults the handler itself owns (the handler and
+// protocol packages apply theirs to what is left unset) and resolves the
+// global placeholders of url.
+func (h *Handler) fill(globals *caddy.Replacer) error {
+	if len(h.SpecVersion) == 0 {
+		h.SpecVersion = []string{"0.3", "1.0"}
+	}
+	if h.CardPath == "" {
+		h.CardPath = DefaultCardPath
+	}
+	if h.RPCPath == "" {
+		h.RPCPath = DefaultRPCPath
+	}
+	if h.Version == "" {
+		h.Version = DefaultCardVersion
+	}
+	if h.Owner == "" {
+		h.Owner = DefaultOwner
+	}
+	if h.MaxRequestBody == 0 {
+		h.MaxRequestBody = DefaultMaxRequestBody
+	}
+	if h.Reply == "" {
+		h.Reply = ReplyTask
+	}
+	if h.Streaming == nil {
+		h.Streaming = new(true)
+	}
+	if h.CardMaxAge == 0 {
+		h.CardMaxAge = caddy.Duration(DefaultCardMaxAge)
+	}
+	h.CORS.fill()
 	if h.URL != "" {
 		u, err := resolveGlobal(globals, h.URL)
 		if err != nil {
 			return fmt.Errorf("url: %w", err)
 		}
-		if err := checkPublicURL(u); err != nil {
+		h.publicURL = u
+	}
+	return nil
+}
+
+// Validate checks every setting of the handler, then builds the endpoint
+// and the card server from them: Caddy calls it right after Provision,
+// for `caddy validate` too, so nothing is built from an unchecked config
+// and a bad one fails before any request.
+func (h *Handler) Validate() error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	if h.upstream == nil || h.store == nil {
+		return errors.New("a2a: handler not provisioned")
+	}
+	return h.build()
+}
+
+// check holds the handler's settings (defaults filled) to their rules;
+// the guest modules check their own. It derives the wire versions and the
+// card on the way.
+func (h *Handler) check() error {
+	if h.upstream == nil && len(h.UpstreamRaw) == 0 {
+		return errors.New("upstream is required")
+	}
+	h.versions = h.versions[:0]
+	for _, s := range h.SpecVersion {
+		v, ok := specVersions[s]
+		if !ok {
+			return fmt.Errorf("unsupported spec_version %q (want 0.3 or 1.0)", s)
+		}
+		if slices.Contains(h.versions, v) {
+			return fmt.Errorf("spec_version %s listed twice", s)
+		}
+		h.versions = append(h.versions, v)
+	}
+	for _, p := range []struct{ name, path string }{{"card_path", h.CardPath}, {"rpc_path", h.RPCPath}} {
+		if err := checkPath(p.path); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	if h.CardPath == h.RPCPath {
+		return fmt.Errorf("card_path and rpc_path are both %s", h.CardPath)
+	}
+	if h.URL != "" {
+		if err := checkPublicURL(h.publicURL); err != nil {
 			return fmt.Errorf("url: %w", err)
 		}
-		h.publicURL = u
+	}
+	switch {
+	case h.MaxRequestBody < 0:
+		return errors.New("max_request_body must be positive")
+	case h.MaxRequestBody > maxRequestBody:
+		return errors.New("max_request_body must be at most 1TiB")
+	}
+	if err := h.Limits.check(); err != nil {
+		return err
+	}
+	if err := checkExtensions(h.Extensions); err != nil {
+		return err
+	}
+	if err := h.CORS.check(); err != nil {
+		return err
+	}
+	if h.Reply != ReplyTask && h.Reply != ReplyMessage {
+		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
+	}
+	if h.Heartbeat < 0 {
+		return errors.New("heartbeat must be positive")
+	}
+	if h.CardMaxAge < 0 {
+		return errors.New("card_max_age must not be negative")
 	}
 	card, err := h.buildCard()
 	if err != nil {
 		return err
 	}
+	h.card = card
+	return nil
+}
+
+// build makes the endpoint and the card server of the checked settings.
+func (h *Handler) build() error {
+	var err error
 	if h.browser, err = newBrowserPolicy(h.CORS); err != nil {
 		return err
 	}
-	h.anonymous = new(sync.Once)
-	agent, err := h.Upstream.provision(ctx, globals, h.Limits)
+	agent, err := h.upstream.NewAgent(AgentOptions{
+		Limits:       h.Limits.protocolLimits(),
+		MaxJSONDepth: h.Limits.jsonDepth(),
+	})
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
 	}
-
-	key := h.storeKey()
-	if h.claim, err = h.claimScope(ctx, key); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	b, err := loadBackend(key, h.Store, h.Limits, h.logger)
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	h.poolKey = key
-
+	b := h.store.Backend()
 	opts := handler.Options{
 		Store:        b.store,
 		Agent:        agent,
@@ -260,7 +517,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Extensions:   protocolExtensions(h.Extensions),
 		Reply:        h.replyMode(),
 		Heartbeat:    time.Duration(h.Heartbeat),
-		Unload:       unloaded(ctx),
+		Unload:       h.unload,
 		Logger:       h.logger,
 	}
 	h.Limits.apply(&opts)
@@ -269,39 +526,24 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.rpc = jsonrpc.New(svc)
+	card := *h.card
 	card.Streaming = *h.Streaming
-	h.cards = httpbind.NewCardServer(*card, h.versions, time.Duration(h.CardMaxAge))
+	h.cards = httpbind.NewCardServer(card, h.versions, time.Duration(h.CardMaxAge))
 	if h.publicURL == "" {
 		h.cards.URLFromRequest()
 	}
 	return nil
 }
 
-// Validate confirms Provision finished. Every setting is checked in
-// Provision, where the defaults are known and the card can be built (so
-// `caddy validate` already fails on a bad one); this only catches a
-// handler that was never provisioned.
-func (h *Handler) Validate() error {
-	if h.rpc == nil || h.cards == nil {
-		return errors.New("a2a: handler not provisioned")
-	}
-	return nil
-}
-
-// Cleanup releases this config's hold on the store and runner; the last
-// config using them closes the runner (ending runs) and then the store.
-// It also releases the mount's claim on its sharing scope. It is also
-// called after a failed Provision, so it tolerates a partial setup.
+// Cleanup releases the mount's claim on its sharing scope. The store and
+// the upstream are guest modules, which Caddy cleans up itself: the last
+// config using a store closes its runner (ending runs) and then the store.
+// It is also called after a failed Provision, so it tolerates a partial
+// setup.
 func (h *Handler) Cleanup() error {
 	h.claim.release()
 	h.claim = nil
-	if h.poolKey == "" {
-		return nil
-	}
-	key := h.poolKey
-	h.poolKey = ""
-	_, err := backends.Delete(key)
-	return err
+	return nil
 }
 
 // ServeHTTP answers the card and the JSON-RPC endpoint and passes anything
@@ -324,6 +566,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return next.ServeHTTP(w, r)
 }
 
+// loadGuest loads the guest module in h's json.RawMessage field (raw is
+// its value) the way reverse_proxy loads its transport. A config that
+// names no module (no inlineKey, or no field at all) gets def: configs
+// written before the field held a module keep working.
+func loadGuest(ctx caddy.Context, h *Handler, field string, raw json.RawMessage, inlineKey, def string) (any, error) {
+	var probe map[string]json.RawMessage
+	if len(raw) > 0 && (json.Unmarshal(raw, &probe) != nil || probe[inlineKey] != nil) {
+		return ctx.LoadModule(h, field)
+	}
+	mod, err := ctx.LoadModuleByID(def, raw)
+	if err != nil {
+		// Caddy's own words for a module loaded by name.
+		return nil, fmt.Errorf("loading module '%s': %v", caddy.ModuleID(def).Name(), err)
+	}
+	return mod, nil
+}
+
 // unloaded returns a context that ends when this config is unloaded or
 // its HTTP server begins to shut down, whichever is first. The config's
 // context alone is not enough: Caddy stops the servers before it cancels
@@ -341,12 +600,244 @@ func unloaded(ctx caddy.Context) context.Context {
 	return uctx
 }
 
-// replyMode is Reply (after applyDefaults) as the handler's option.
+// replyMode is Reply as the handler's option.
 func (h *Handler) replyMode() handler.ReplyMode {
 	if h.Reply == ReplyMessage {
 		return handler.ReplyMessage
 	}
 	return handler.ReplyTask
+}
+
+// check refuses negative limits, limits past maxLimitSize and a depth no
+// request could pass.
+func (l *Limits) check() error {
+	if l == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+		size bool
+	}{
+		{protocol.LimitMaxParts, l.MaxParts, false},
+		{protocol.LimitMaxTextBytes, l.MaxTextSize, true},
+		{protocol.LimitMaxFileBytes, l.MaxFileSize, true},
+		{protocol.LimitMaxMetadataBytes, l.MaxMetadataSize, true},
+		{protocol.LimitMaxJSONDepth, l.MaxJSONDepth, false},
+		{"max_history", l.MaxHistory, false},
+		{"max_history_size", l.MaxHistorySize, true},
+		{"max_task_output", l.MaxTaskOutput, true},
+		{"max_run_events", l.MaxRunEvents, false},
+		{"max_artifacts", l.MaxArtifacts, false},
+		{"max_tasks_per_owner", l.MaxTasksPerOwner, false},
+		{"max_runs_per_owner", l.MaxRunsPerOwner, false},
+	} {
+		switch {
+		case f.v < 0:
+			return errors.New("limits: " + f.name + " must not be negative")
+		case f.v > maxLimitSize && f.size:
+			return errors.New("limits: " + f.name + " must be at most 1GiB")
+		case f.v > maxLimitSize:
+			return errors.New("limits: " + f.name + " must be at most " + strconv.Itoa(maxLimitSize))
+		}
+	}
+	if l.MaxJSONDepth != 0 && l.MaxJSONDepth < minJSONDepth {
+		return errors.New("limits: max_json_depth must be at least " + strconv.Itoa(minJSONDepth))
+	}
+	return nil
+}
+
+// protocolLimits is the codec's view of l (zero fields: defaults).
+func (l *Limits) protocolLimits() protocol.Limits {
+	if l == nil {
+		return protocol.Limits{}
+	}
+	return protocol.Limits{
+		MaxParts:         l.MaxParts,
+		MaxTextBytes:     l.MaxTextSize,
+		MaxFileBytes:     l.MaxFileSize,
+		MaxMetadataBytes: l.MaxMetadataSize,
+	}
+}
+
+func (l *Limits) jsonDepth() int {
+	if l == nil {
+		return 0
+	}
+	return l.MaxJSONDepth
+}
+
+// apply sets the endpoint options l bounds (zero fields: the handler's
+// defaults).
+func (l *Limits) apply(o *handler.Options) {
+	if l == nil {
+		return
+	}
+	o.MaxHistory = l.MaxHistory
+	o.MaxHistoryBytes = l.MaxHistorySize
+	o.MaxTaskOutput = l.MaxTaskOutput
+	o.MaxRunEvents = l.MaxRunEvents
+	o.MaxArtifacts = l.MaxArtifacts
+	o.MaxRunsPerOwner = l.MaxRunsPerOwner
+}
+
+// tasksPerOwner is MaxTasksPerOwner for the store (0: its default).
+func (l *Limits) tasksPerOwner() int {
+	if l == nil {
+		return 0
+	}
+	return l.MaxTasksPerOwner
+}
+
+// runEvents is MaxRunEvents with the handler's default, where the
+// store's bound on a task's log is derived from it.
+func (l *Limits) runEvents() int {
+	if l == nil || l.MaxRunEvents == 0 {
+		return handler.DefaultMaxRunEvents
+	}
+	return l.MaxRunEvents
+}
+
+// checkExtensions refuses what no client could activate, repeated URIs
+// and params that are not an object.
+func checkExtensions(list []Extension) error {
+	seen := map[string]bool{}
+	for i, x := range list {
+		switch {
+		case x.URI == "":
+			return fmt.Errorf("extensions[%d]: uri is required", i)
+		case strings.ContainsAny(x.URI, ", \t\r\n"):
+			return fmt.Errorf("extension %q: the uri must not contain commas or white space", x.URI)
+		case seen[x.URI]:
+			return fmt.Errorf("extension %q declared twice", x.URI)
+		}
+		seen[x.URI] = true
+		if len(x.Params) > 0 && !isJSONObject(x.Params) {
+			return fmt.Errorf("extension %q: params must be a JSON object", x.URI)
+		}
+	}
+	return nil
+}
+
+// protocolExtensions is the neutral form, for the card and the endpoint.
+func protocolExtensions(list []Extension) []protocol.Extension {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]protocol.Extension, len(list))
+	for i, x := range list {
+		out[i] = protocol.Extension{URI: x.URI, Description: x.Description, Required: x.Required, Params: x.Params}
+	}
+	return out
+}
+
+func isJSONObject(b []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}
+
+// checkPath accepts an absolute, clean request path.
+func checkPath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%q must start with /", p)
+	}
+	if strings.ContainsAny(p, "?#*{} \t") {
+		return fmt.Errorf("%q must be a plain path (no query, fragment, wildcard or placeholder)", p)
+	}
+	return nil
+}
+
+// checkAbsoluteURL accepts an absolute http(s) URL with a host and no
+// credentials (a card must not leak them, and an upstream must get its
+// secrets from header_up where they are not logged with the URL).
+func checkAbsoluteURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL %q: %w", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("URL %q must be absolute http:// or https://", s)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("URL %q has no host", s)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("URL %q must not carry credentials", s)
+	}
+	return u, nil
+}
+
+// checkPublicURL accepts the card's RPC URL: clients POST to it verbatim.
+func checkPublicURL(s string) error {
+	u, err := checkAbsoluteURL(s)
+	if err != nil {
+		return err
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("URL %q must not have a query or fragment", s)
+	}
+	return nil
+}
+
+// buildCard turns the card settings into the neutral card and validates
+// it, so a bad card fails `caddy validate` rather than a client. The
+// interfaces are left out: the card server adds them per request from the
+// RPC URL.
+func (h *Handler) buildCard() (*protocol.AgentCard, error) {
+	card := &protocol.AgentCard{
+		Name:               h.Name,
+		Description:        h.Description,
+		Version:            h.Version,
+		DocumentationURL:   h.DocumentationURL,
+		IconURL:            h.IconURL,
+		DefaultInputModes:  orDefault(h.InputModes, defaultModes),
+		DefaultOutputModes: orDefault(h.OutputModes, defaultModes),
+		Extensions:         protocolExtensions(h.Extensions),
+	}
+	if h.Provider != nil {
+		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
+	}
+	for _, s := range h.Skills {
+		card.Skills = append(card.Skills, protocol.Skill{
+			ID:          s.ID,
+			Name:        s.Name,
+			Description: s.Description,
+			Tags:        slices.Clone(s.Tags),
+			Examples:    slices.Clone(s.Examples),
+			InputModes:  slices.Clone(s.InputModes),
+			OutputModes: slices.Clone(s.OutputModes),
+		})
+	}
+	// Validate with a placeholder interface: the real URL is only known per
+	// request, and the card rules require one.
+	probe := *card
+	for _, v := range h.versions {
+		probe.Interfaces = append(probe.Interfaces, protocol.Interface{
+			URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v,
+		})
+	}
+	if err := protocol.ValidateCard(&probe); err != nil {
+		return nil, fmt.Errorf("agent card: %w", err)
+	}
+	return card, nil
+}
+
+func orDefault(v, def []string) []string {
+	if len(v) == 0 {
+		return slices.Clone(def)
+	}
+	return slices.Clone(v)
+}
+
+// resolveGlobal expands the placeholders known without a request (env,
+// file, system, time); an unknown one is an error because it would
+// otherwise be sent literally.
+func resolveGlobal(repl *caddy.Replacer, s string) (string, error) {
+	out, err := repl.ReplaceOrErr(s, false, true)
+	if err != nil {
+		return "", fmt.Errorf("%w (only global placeholders such as {env.NAME} are resolved here)", err)
+	}
+	return out, nil
 }
 
 // parseCaddyfile builds the handler from its Caddyfile block.

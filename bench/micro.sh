@@ -11,5 +11,5 @@ mkdir -p "$here/out"
 out=$here/out/micro-$(date -u +%Y%m%dT%H%M%SZ).txt
 cd "$root"
 go test -run='^$' -bench=. -benchmem -count="${COUNT:-1}" -benchtime="${BENCHTIME:-1s}" \
-	./protocol/ ./handler/ ./binding/... ./store/... ./upstream/ | tee "$out"
+	./protocol/ ./handler/ ./binding/... ./store/... ./upstream/... | tee "$out"
 echo "== $out" >&2

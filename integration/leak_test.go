@@ -36,9 +36,9 @@ var runFrames = []string{
 }
 
 // moduleFrames is any code of the bindings, the service and the upstream
-// packages: nothing may be running there once every client and run is
-// done.
-var moduleFrames = []string{"caddy-a2a/binding/", "caddy-a2a/handler.", "caddy-a2a/upstream"}
+// packages (every upstream kind lives below upstream/, in a package of its
+// own): nothing may be running there once every client and run is done.
+var moduleFrames = []string{"caddy-a2a/binding/", "caddy-a2a/handler.", "caddy-a2a/upstream.", "caddy-a2a/upstream/"}
 
 // goroutinesIn returns the stacks of the goroutines with a frame (or a
 // "created by" line) containing one of frames.

@@ -113,7 +113,7 @@ func TestSharedScopeRefused(t *testing.T) {
 			name: "JSON: a share name too long",
 			cfg:  jsonCfg(`, "store": {"share": "`+strings.Repeat("x", 65)+`"}`, `, "store": {"share": "b"}`),
 			json: true,
-			want: []string{"store: share: name", "must be 1 to 64 characters"},
+			want: []string{"store: ", "a2a.stores.memory", `share: name "` + strings.Repeat("x", 65) + `" must be 1 to 64 characters`},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// agentRequest is what the a2a handler POSTs to its upstream agent (DESIGN.md,
+// agentRequest is what the a2a handler POSTs to its upstream agent (README.md,
 // "The agent upstream contract"). Only the fields the scripted agent reacts to or
 // the tests assert on are decoded; the raw body is kept as evidence.
 type agentRequest struct {

@@ -1,6 +1,9 @@
-// Package upstream calls the agent behind an A2A endpoint. An Agent turns
-// one run request into a stream of agent events; the HTTP kind speaks the
-// agent contract of DESIGN.md (plain answers and NDJSON/SSE event streams).
+// Package upstream is what every kind of agent behind an A2A endpoint has
+// in common: an Agent turns one run request into a stream of agent events
+// (the kind-neutral Event model), and Rules are what those events are held
+// to before anything of them is relayed or stored. Each kind lives in a
+// package of its own below this one (upstream/http: the agent contract the
+// README describes, plain answers and NDJSON/SSE event streams).
 package upstream
 
 import (

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/upstream"
+	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
 // agentCall is one request the HTTP test agent received.
@@ -19,7 +19,7 @@ type agentCall struct {
 	done <-chan struct{} // closed when the handler's request context ends
 }
 
-// httpAgentHarness runs the endpoint against the real upstream.HTTPAgent
+// httpAgentHarness runs the endpoint against the real httpagent.Agent
 // calling serve, an in-process HTTP agent.
 func httpAgentHarness(t *testing.T, serve func(w http.ResponseWriter, r *http.Request, call int)) (*harness, <-chan agentCall) {
 	t.Helper()
@@ -40,7 +40,7 @@ func httpAgentHarness(t *testing.T, serve func(w http.ResponseWriter, r *http.Re
 		serve(w, r, i)
 	}))
 	t.Cleanup(agentSrv.Close)
-	agent, err := upstream.NewHTTPAgent(upstream.HTTPConfig{URL: agentSrv.URL, Client: agentSrv.Client()})
+	agent, err := httpagent.New(httpagent.Config{URL: agentSrv.URL, Client: agentSrv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestHTTPAgentPlainMultiTurn(t *testing.T) {
 	h, calls := httpAgentHarness(t, func(w http.ResponseWriter, r *http.Request, call int) {
 		w.Header().Set("Content-Type", "text/plain")
 		if call == 1 {
-			w.Header().Set(upstream.HeaderTaskState, "input-required")
+			w.Header().Set(httpagent.HeaderTaskState, "input-required")
 			io.WriteString(w, "Which city?")
 			return
 		}

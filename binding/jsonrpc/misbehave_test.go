@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/caddy-a2a/caddy-a2a/upstream"
+	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
 // leakWords are fragments of what Go, net/http and the upstream package
@@ -20,7 +20,7 @@ var leakWords = []string{"upstream", "dial", "refused", "deadline", "EOF", "Inte
 	"boom-secret", "invalid character", "timeout"}
 
 // TestUpstreamMisbehaviour runs each way an HTTP agent can fail through
-// the real upstream.HTTPAgent: every one ends as a failed task with the
+// the real httpagent.Agent: every one ends as a failed task with the
 // generic message, in blocking and streaming calls of both versions; the
 // endpoint keeps serving; and no goroutine outlives the case.
 func TestUpstreamMisbehaviour(t *testing.T) {
@@ -29,7 +29,7 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 		name string
 		// serve is the agent; nil means no agent listens at all.
 		serve func(w http.ResponseWriter, r *http.Request)
-		cfg   func(c *upstream.HTTPConfig)
+		cfg   func(c *httpagent.Config)
 	}{
 		{name: "refuses connections"},
 		{name: "hangs past the timeout", serve: func(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +52,7 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 		{name: "sends an event line over the size limit", serve: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			io.WriteString(w, `{"text":"first"}`+"\n"+`{"text":"`+strings.Repeat("x", 200)+`"}`+"\n")
-		}, cfg: func(c *upstream.HTTPConfig) { c.MaxEventBytes = 64 }},
+		}, cfg: func(c *httpagent.Config) { c.MaxEventBytes = 64 }},
 		{name: "nests JSON 5000 levels deep", serve: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, strings.Repeat("[", 5000)+strings.Repeat("]", 5000))
@@ -65,11 +65,11 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 			w.Header().Set("Content-Type", "text/plain")
 			w.Header().Set("Content-Encoding", "gzip")
 			io.WriteString(w, "\x1f\x8b\x08\x00\x00\x00\x00\x00")
-		}, cfg: func(c *upstream.HTTPConfig) { c.Client = nil }}, // the default client asks for no coding
+		}, cfg: func(c *httpagent.Config) { c.Client = nil }}, // the default client asks for no coding
 		{name: "sends a 9 MiB header", serve: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Pad", strings.Repeat("a", 9<<20))
 			io.WriteString(w, "ok")
-		}, cfg: func(c *upstream.HTTPConfig) { c.Client = nil }},
+		}, cfg: func(c *httpagent.Config) { c.Client = nil }},
 		{name: "never ends a stream", serve: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {\"text\":\"first\"}\n\n")
@@ -88,12 +88,12 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 	} {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := upstream.HTTPConfig{Timeout: timeout}
+			cfg := httpagent.Config{Timeout: timeout}
 			agentEndpoint(t, &cfg, tc.serve)
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			agent, err := upstream.NewHTTPAgent(cfg)
+			agent, err := httpagent.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func wantFailed(t *testing.T, v any) {
 
 // agentEndpoint points cfg at an httptest agent answering with serve, or,
 // for a nil serve, at a port nothing listens on (a dead agent).
-func agentEndpoint(t *testing.T, cfg *upstream.HTTPConfig, serve http.HandlerFunc) {
+func agentEndpoint(t *testing.T, cfg *httpagent.Config, serve http.HandlerFunc) {
 	t.Helper()
 	if serve == nil {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -18,6 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
+	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
 // messageMode configures an endpoint for message replies.
@@ -416,7 +417,7 @@ func TestGoldenReply(t *testing.T) {
 	}
 }
 
-// TestReplyUpstreamMisbehaviour: through the real upstream.HTTPAgent, an
+// TestReplyUpstreamMisbehaviour: through the real httpagent.Agent, an
 // agent that refuses, hangs past the timeout, answers 500 or breaks its
 // stream after a chunk gives a message reply of -32603 with no agent text,
 // blocking and streaming; no goroutine outlives the case.
@@ -443,9 +444,9 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 	} {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := upstream.HTTPConfig{Timeout: 250 * time.Millisecond}
+			cfg := httpagent.Config{Timeout: 250 * time.Millisecond}
 			agentEndpoint(t, &cfg, tc.serve)
-			agent, err := upstream.NewHTTPAgent(cfg)
+			agent, err := httpagent.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

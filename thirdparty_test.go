@@ -1,0 +1,218 @@
+package caddya2a_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	caddya2a "github.com/caddy-a2a/caddy-a2a"
+	"github.com/caddy-a2a/caddy-a2a/store/memory"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// A store and an upstream kind as a third party would write them, in a
+// package of their own, with the root package's exported API only.
+func init() {
+	caddy.RegisterModule(new(testStore))
+	caddy.RegisterModule(new(testUpstream))
+}
+
+// testStores is the pool of testStore's backends; live counts the
+// backends not yet destroyed.
+var (
+	testStores = caddy.NewUsagePool()
+	live       atomic.Int32
+)
+
+// testStore is a2a.stores.test: a memory store under another name, with
+// one setting of its own.
+type testStore struct {
+	Label string `json:"label,omitempty"`
+
+	key     string
+	backend *caddya2a.Backend
+}
+
+func (*testStore) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "a2a.stores.test", New: func() caddy.Module { return new(testStore) }}
+}
+
+func (s *testStore) Provision(ctx caddy.Context) error {
+	env := caddya2a.StoreEnvOf(ctx)
+	key := env.Key("test|"+s.Label, "")
+	v, _, err := testStores.LoadOrNew(key, func() (caddy.Destructor, error) {
+		live.Add(1)
+		return counted{caddya2a.NewBackend(memory.New(memory.Options{MaxTasksPerOwner: env.MaxTasksPerOwner}))}, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.key, s.backend = key, v.(counted).Backend
+	return nil
+}
+
+func (s *testStore) Validate() error {
+	if s.Label == "" {
+		return errors.New("label is required")
+	}
+	return nil
+}
+
+func (s *testStore) Cleanup() error {
+	if s.key == "" {
+		return nil
+	}
+	_, err := testStores.Delete(s.key)
+	s.key = ""
+	return err
+}
+
+func (s *testStore) Backend() *caddya2a.Backend { return s.backend }
+func (s *testStore) Key() string                { return s.key }
+func (s *testStore) ShareName() string          { return "" }
+
+func (s *testStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the type
+	for d.NextBlock(0) {
+		if d.Val() != "label" || !d.NextArg() {
+			return d.Err("want label <text>")
+		}
+		s.Label = d.Val()
+	}
+	return nil
+}
+
+// counted is a backend whose destruction is counted.
+type counted struct{ *caddya2a.Backend }
+
+func (c counted) Destruct() error {
+	live.Add(-1)
+	return c.Backend.Destruct()
+}
+
+// testUpstream is a2a.upstreams.test: an agent that answers every run
+// with its greeting.
+type testUpstream struct {
+	URL      string `json:"url,omitempty"`
+	Greeting string `json:"greeting,omitempty"`
+}
+
+func (*testUpstream) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "a2a.upstreams.test", New: func() caddy.Module { return new(testUpstream) }}
+}
+
+func (u *testUpstream) Target() string { return u.URL }
+
+func (u *testUpstream) NewAgent(caddya2a.AgentOptions) (upstream.Agent, error) {
+	return greeter(u.Greeting), nil
+}
+
+func (u *testUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the kind
+	if !d.Args(&u.URL) {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		if d.Val() != "greeting" || !d.Args(&u.Greeting) {
+			return d.Err("want greeting <text>")
+		}
+	}
+	return nil
+}
+
+type greeter string
+
+func (g greeter) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
+	return &events{list: []upstream.Event{{Kind: upstream.EventText, Text: string(g)}}}, nil
+}
+
+type events struct{ list []upstream.Event }
+
+func (e *events) Next() (upstream.Event, error) {
+	if len(e.list) == 0 {
+		return upstream.Event{}, io.EOF
+	}
+	ev := e.list[0]
+	e.list = e.list[1:]
+	return ev, nil
+}
+
+func (e *events) Close() error { return nil }
+
+// TestThirdPartyModules: a store and an upstream kind registered outside
+// the root package are written `store <type> { … }` and `upstream <kind>
+// <url> { … }` in a Caddyfile, adapt to their JSON module objects, are
+// loaded, checked and cleaned up by the handler like the built-in ones,
+// and their backend lives in their own pool until the last config lets
+// go.
+func TestThirdPartyModules(t *testing.T) {
+	const site = `:8080 {
+	a2a {
+		upstream test http://agent.test {
+			greeting hello
+		}
+		name N
+		description D
+		skill s {
+			name S
+			description S.
+			tags t
+		}
+		store test {
+			label %s
+		}
+	}
+}
+`
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, _, err := adapter.Adapt([]byte(strings.Replace(site, "%s", "one", 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"store":{"label":"one","type":"test"}`, `"upstream":{"greeting":"hello","kind":"test","url":"http://agent.test"}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("adapted config lacks %s:\n%s", want, out)
+		}
+	}
+	if err := validate(out); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if n := live.Load(); n != 0 {
+		t.Errorf("%d backends left after validate cleaned up", n)
+	}
+
+	// The module's own checks fail the load, in both config paths.
+	bad, _, err := adapter.Adapt([]byte(strings.Replace(site, "label %s", "", 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(bad); err == nil || !strings.Contains(err.Error(), "a2a.stores.test: invalid configuration: label is required") {
+		t.Errorf("store without label: %v", err)
+	}
+	if err := validate(handlerConfig(`{"upstream":{"kind":"test","url":"http://agent.test"},"name":"N","description":"D",
+		"skills":[{"id":"s","name":"S","description":"S.","tags":["t"]}],"store":{"type":"test"}}`)); err == nil ||
+		!strings.Contains(err.Error(), "label is required") {
+		t.Errorf("JSON store without label: %v", err)
+	}
+	if n := live.Load(); n != 0 {
+		t.Errorf("%d backends left after failed loads", n)
+	}
+
+	// An upstream or store the Caddyfile cannot find is named with the
+	// ones it can.
+	for cfg, want := range map[string]string{
+		strings.Replace(site, "store test", "store redis", 1):                `store: unknown type "redis" (available: memory, test)`,
+		strings.Replace(site, "upstream test http", "upstream tset http", 1): `upstream: unknown kind "tset" (available: http, test)`,
+	} {
+		if _, _, err := adapter.Adapt([]byte(strings.Replace(cfg, "%s", "one", 1)), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("adapt: %v, want %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,420 @@
+package httpagent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// ErrEventTooLarge: one NDJSON line or SSE event is over MaxEventBytes.
+var ErrEventTooLarge = errors.New("upstream: event over the size limit")
+
+// errTruncated: the stream ended inside an SSE event (data lines without
+// the blank line that dispatches them). The SSE spec drops such an event;
+// for an agent it means the stream broke, so the run fails.
+var errTruncated = errors.New("upstream: event stream ended inside an event")
+
+// eventParser reads an agent's event stream (NDJSON or SSE) line by line.
+// It reads from a bufio.Reader and returns as soon as a complete line (or
+// SSE event) is buffered: it never waits for more input than the event it
+// is returning, so events reach the caller the moment they arrive.
+type eventParser struct {
+	br       *bufio.Reader
+	sse      bool
+	max      int
+	rules    *upstream.Rules
+	line     []byte
+	data     []byte // SSE data buffer
+	hasData  bool   // a data field was seen since the last dispatch
+	skipLF   bool   // the last line ended in CR: a following LF belongs to it
+	started  bool   // past a possible byte order mark
+	finished bool
+}
+
+func newEventParser(r io.Reader, sse bool, max int, rules *upstream.Rules) *eventParser {
+	return &eventParser{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max, rules: rules}
+}
+
+// sseSlack lets an SSE line hold a whole event's data after "data: ".
+const sseSlack = len("data: ")
+
+// readLine returns the next line without its terminator: LF for NDJSON
+// (a CR before it is dropped), and CR, LF or CRLF for SSE. A last line
+// without terminator is returned too; then io.EOF.
+func (p *eventParser) readLine() ([]byte, error) {
+	p.line = p.line[:0]
+	partial := false
+	for {
+		if p.br.Buffered() == 0 {
+			if _, err := p.br.Peek(1); err != nil {
+				if err == io.EOF && partial {
+					return p.line, nil
+				}
+				return nil, err
+			}
+		}
+		buf, _ := p.br.Peek(p.br.Buffered())
+		if p.skipLF {
+			p.skipLF = false
+			if buf[0] == '\n' {
+				p.br.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexByte(buf, '\n')
+		if p.sse {
+			if j := bytes.IndexByte(buf, '\r'); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		limit := p.max
+		if p.sse {
+			limit += sseSlack
+		}
+		if i < 0 {
+			if len(p.line)+len(buf) > limit {
+				return nil, ErrEventTooLarge
+			}
+			p.line = append(p.line, buf...)
+			partial = true
+			p.br.Discard(len(buf))
+			continue
+		}
+		if len(p.line)+i > limit {
+			return nil, ErrEventTooLarge
+		}
+		p.line = append(p.line, buf[:i]...)
+		if buf[i] == '\r' {
+			p.skipLF = true
+		}
+		p.br.Discard(i + 1)
+		if !p.sse {
+			p.line = bytes.TrimSuffix(p.line, []byte{'\r'})
+		}
+		return p.line, nil
+	}
+}
+
+// next returns the next event; io.EOF once the stream ended cleanly or a
+// final status was returned.
+func (p *eventParser) next() (upstream.Event, error) {
+	if p.finished {
+		return upstream.Event{}, io.EOF
+	}
+	for {
+		line, err := p.readLine()
+		if err != nil {
+			if err == io.EOF && p.sse && p.hasData {
+				return upstream.Event{}, errTruncated
+			}
+			return upstream.Event{}, err
+		}
+		if !p.started {
+			p.started = true
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
+		var obj []byte
+		if p.sse {
+			if obj, err = p.sseLine(line); err != nil {
+				return upstream.Event{}, err
+			}
+		} else {
+			obj = line
+		}
+		if len(bytes.TrimSpace(obj)) == 0 {
+			continue
+		}
+		ev, final, err := parseEvent(obj, p.rules)
+		if err != nil {
+			return upstream.Event{}, err
+		}
+		p.finished = final
+		return ev, nil
+	}
+}
+
+// sseLine processes one SSE line and returns the data of the event it
+// dispatches (nil when it dispatches none). Only data fields matter;
+// comments, event, id and retry are ignored.
+func (p *eventParser) sseLine(line []byte) ([]byte, error) {
+	if len(line) == 0 {
+		if !p.hasData {
+			return nil, nil
+		}
+		p.hasData = false
+		d := p.data[:len(p.data)-1] // the LF after the last data line
+		p.data = p.data[:0]
+		return d, nil
+	}
+	if line[0] == ':' {
+		return nil, nil
+	}
+	field, value, _ := bytes.Cut(line, []byte{':'})
+	if string(field) != "data" {
+		return nil, nil
+	}
+	value = bytes.TrimPrefix(value, []byte{' '})
+	if len(p.data)+len(value)+1 > p.max+1 {
+		return nil, ErrEventTooLarge
+	}
+	p.data = append(p.data, value...)
+	p.data = append(p.data, '\n')
+	p.hasData = true
+	return nil, nil
+}
+
+// The event objects of the contract. Anything else is an error: an agent
+// that speaks another shape should learn at once, not lose output silently.
+
+// outcome reads the state an agent ends its run with, spelled as in A2A
+// 0.3 (protocol.ParseTaskState): a terminal or interrupted state the agent
+// may set. Submitted and working are not outcomes, and canceled belongs
+// to the caller.
+func outcome(name string) (protocol.TaskState, bool) {
+	s, ok := protocol.ParseTaskState(name)
+	if !ok || s == protocol.StateCanceled || !(s.Terminal() || s.Interrupted()) {
+		return protocol.StateUnspecified, false
+	}
+	return s, true
+}
+
+// parseEvent decodes one event object and holds it to r; final reports
+// whether it ends the run.
+func parseEvent(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err error) {
+	if s, ok := plainTextEvent(b); ok {
+		// One level deep: only the size can be over a limit.
+		if err := r.CheckText(s, ""); err != nil {
+			return upstream.Event{}, false, err
+		}
+		return upstream.Event{Kind: upstream.EventText, Text: s}, false, nil
+	}
+	return parseEventSlow(b, r)
+}
+
+// plainTextEvent is the fast path of token streaming: {"text":"…"} whose
+// string needs no unescaping (no quote, backslash or control character,
+// valid UTF-8), exactly as the agent wrote it.
+func plainTextEvent(b []byte) (string, bool) {
+	const pre, post = `{"text":"`, `"}`
+	// JSON's white space only: bytes.TrimSpace also drops \v, \f and
+	// Unicode spaces, which the general decoder refuses around a value.
+	b = bytes.Trim(b, " \t\r\n")
+	if len(b) < len(pre)+len(post) || string(b[:len(pre)]) != pre || string(b[len(b)-len(post):]) != post {
+		return "", false
+	}
+	mid := b[len(pre) : len(b)-len(post)]
+	for _, c := range mid {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(mid) {
+		return "", false
+	}
+	return string(mid), true
+}
+
+func parseEventSlow(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err error) {
+	// The depth first, before anything recurses into the object; invalid
+	// JSON is left to the decoder below, which says what is wrong.
+	if _, err := r.CheckDepth(b, "event"); err != nil {
+		return upstream.Event{}, false, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return upstream.Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)
+	}
+	only := func(key string, allowed ...string) error {
+		for k := range m {
+			if k != key && !slices.Contains(allowed, k) {
+				return fmt.Errorf("upstream: event %q has an unexpected member %q", key, k)
+			}
+		}
+		return nil
+	}
+	switch {
+	case m["text"] != nil:
+		if err := only("text"); err != nil {
+			return upstream.Event{}, false, err
+		}
+		s, err := jsonString(m["text"])
+		if err != nil {
+			return upstream.Event{}, false, errors.New(`upstream: "text" is not a string`)
+		}
+		if err := r.CheckText(s, ""); err != nil {
+			return upstream.Event{}, false, err
+		}
+		return upstream.Event{Kind: upstream.EventText, Text: s}, false, nil
+	case m["data"] != nil, m["file"] != nil:
+		p, err := parsePart(m)
+		if err != nil {
+			return upstream.Event{}, false, err
+		}
+		if err := r.CheckPart(&p, ""); err != nil {
+			return upstream.Event{}, false, err
+		}
+		return upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{p}}, false, nil
+	case m["artifact"] != nil:
+		if err := only("artifact"); err != nil {
+			return upstream.Event{}, false, err
+		}
+		a, err := parseArtifact(m["artifact"])
+		if err != nil {
+			return upstream.Event{}, false, err
+		}
+		if err := r.CheckParts(a.Parts, "artifact.parts"); err != nil {
+			return upstream.Event{}, false, err
+		}
+		return upstream.Event{Kind: upstream.EventArtifact, Artifact: a}, false, nil
+	case m["status"] != nil:
+		if err := only("status", "message"); err != nil {
+			return upstream.Event{}, false, err
+		}
+		st, err := jsonString(m["status"])
+		if err != nil {
+			return upstream.Event{}, false, errors.New(`upstream: "status" is not a string`)
+		}
+		ev := upstream.Event{Kind: upstream.EventStatus}
+		if msg, ok := m["message"]; ok {
+			s, err := jsonString(msg)
+			if err != nil {
+				return upstream.Event{}, false, errors.New(`upstream: status "message" is not a string`)
+			}
+			if err := r.CheckText(s, "message"); err != nil {
+				return upstream.Event{}, false, err
+			}
+			ev.Parts = []protocol.Part{{Kind: protocol.PartText, Text: s}}
+		}
+		if st == "working" {
+			ev.State = protocol.StateWorking
+			return ev, false, nil
+		}
+		state, ok := outcome(st)
+		if !ok {
+			return upstream.Event{}, false, fmt.Errorf("upstream: unknown status %q", st)
+		}
+		ev.State = state
+		return ev, true, nil
+	case m["error"] != nil:
+		if err := only("error"); err != nil {
+			return upstream.Event{}, false, err
+		}
+		s, err := jsonString(m["error"])
+		if err != nil {
+			return upstream.Event{}, false, errors.New(`upstream: "error" is not a string`)
+		}
+		return upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: s}, true, nil
+	}
+	// Sorted, so that one event gets one message.
+	keys := slices.Sorted(maps.Keys(m))
+	return upstream.Event{}, false, fmt.Errorf("upstream: unknown event shape with members [%s]", strings.Join(keys, ","))
+}
+
+// jsonString decodes a JSON string; null is not one.
+func jsonString(raw json.RawMessage) (string, error) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", errors.New("not a string")
+	}
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// parsePart decodes a tagged part: exactly one of text, data or file.
+func parsePart(m map[string]json.RawMessage) (protocol.Part, error) {
+	if len(m) != 1 {
+		return protocol.Part{}, errors.New("upstream: a part has exactly one of text, data, file")
+	}
+	if raw, ok := m["text"]; ok {
+		s, err := jsonString(raw)
+		if err != nil {
+			return protocol.Part{}, errors.New(`upstream: part "text" is not a string`)
+		}
+		return protocol.Part{Kind: protocol.PartText, Text: s}, nil
+	}
+	if raw, ok := m["data"]; ok {
+		return protocol.Part{Kind: protocol.PartData, Data: raw}, nil
+	}
+	if raw, ok := m["file"]; ok {
+		return parseFile(raw)
+	}
+	for k := range m {
+		return protocol.Part{}, fmt.Errorf("upstream: unknown part member %q", k)
+	}
+	panic("unreachable")
+}
+
+type wireFile struct {
+	URI      *string `json:"uri"`
+	Bytes    *string `json:"bytes"`
+	MimeType string  `json:"mimeType"`
+	Name     string  `json:"name"`
+}
+
+func parseFile(raw json.RawMessage) (protocol.Part, error) {
+	var f wireFile
+	if err := strictUnmarshal(raw, &f); err != nil {
+		return protocol.Part{}, fmt.Errorf("upstream: bad file: %w", err)
+	}
+	p := protocol.Part{Kind: protocol.PartFile, MediaType: f.MimeType, Filename: f.Name}
+	switch {
+	case f.URI != nil && f.Bytes == nil:
+		if *f.URI == "" {
+			return protocol.Part{}, errors.New("upstream: file uri is empty")
+		}
+		p.URL = *f.URI
+	case f.Bytes != nil && f.URI == nil:
+		b, ok := protocol.DecodeBase64(*f.Bytes)
+		if !ok {
+			return protocol.Part{}, errors.New("upstream: file bytes are not base64")
+		}
+		p.Raw = b
+	default:
+		return protocol.Part{}, errors.New("upstream: a file has exactly one of uri, bytes")
+	}
+	return p, nil
+}
+
+type wireArtifact struct {
+	Name        string                       `json:"name"`
+	Description string                       `json:"description"`
+	Parts       []map[string]json.RawMessage `json:"parts"`
+}
+
+func parseArtifact(raw json.RawMessage) (*protocol.Artifact, error) {
+	var w wireArtifact
+	if err := strictUnmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("upstream: bad artifact: %w", err)
+	}
+	if len(w.Parts) == 0 {
+		return nil, errors.New("upstream: artifact without parts")
+	}
+	a := &protocol.Artifact{Name: w.Name, Description: w.Description, Parts: make([]protocol.Part, len(w.Parts))}
+	for i, m := range w.Parts {
+		p, err := parsePart(m)
+		if err != nil {
+			return nil, err
+		}
+		a.Parts[i] = p
+	}
+	return a, nil
+}
+
+func strictUnmarshal(raw []byte, v any) error {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return errors.New("null")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
