@@ -11,7 +11,7 @@
 // fills defaults, resolves global placeholders and loads the guest modules
 // (the store, stores.go; the upstream, upstreams.go); Validate checks every
 // setting, with the same checks and messages for JSON and Caddyfile
-// configs, and then builds the endpoint.
+// configs, and then builds the service and its bindings.
 package caddya2a
 
 import (
@@ -413,7 +413,7 @@ func (h *Handler) fill(globals *caddy.Replacer) error {
 	return nil
 }
 
-// Validate checks every setting of the handler, then builds the endpoint
+// Validate checks every setting of the handler, then builds the service
 // and the card server from them: Caddy calls it right after Provision,
 // for `caddy validate` too, so nothing is built from an unchecked config
 // and a bad one fails before any request.
@@ -490,7 +490,8 @@ func (h *Handler) check() error {
 	return nil
 }
 
-// build makes the endpoint and the card server of the checked settings.
+// build makes the service, its JSON-RPC binding and the card server of
+// the checked settings.
 func (h *Handler) build() error {
 	var err error
 	if h.browser, err = newBrowserPolicy(h.CORS); err != nil {

@@ -3,8 +3,8 @@ package upstream
 import (
 	"errors"
 	"fmt"
-	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
