@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/handler"
@@ -20,10 +21,21 @@ import (
 // Binding serves JSON-RPC requests for one service.
 type Binding struct {
 	svc *handler.Service
+	// served says which versions the service serves, in a sentence
+	// ("This agent serves A2A 1.0 and 0.3.") and as a list ("1.0,0.3").
+	served, servedList string
 }
 
 // New returns the JSON-RPC binding of svc.
-func New(svc *handler.Service) *Binding { return &Binding{svc: svc} }
+func New(svc *handler.Service) *Binding {
+	var vs []string
+	for _, v := range []protocol.Version{protocol.V10, protocol.V03} {
+		if svc.Serves(v) {
+			vs = append(vs, v.String())
+		}
+	}
+	return &Binding{svc: svc, served: "This agent serves A2A " + strings.Join(vs, " and ") + ".", servedList: strings.Join(vs, ",")}
+}
 
 // Serve answers one JSON-RPC request whose body the caller has already
 // read within its size limit. Protocol errors are JSON-RPC bodies on 200;
@@ -236,31 +248,39 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 }
 
 // checkVersion applies the version rules to a request for method (of
-// dialect) whose A2A-Version is raw, parsed as hv/hvOK.
+// dialect) whose A2A-Version is raw, parsed as hv/hvOK. Every refusal
+// says which versions this agent serves, in its message and, for 1.0
+// clients, in the ErrorInfo metadata (supportedVersions).
 func (b *Binding) checkVersion(raw string, hv protocol.Version, hvOK bool, dialect protocol.Version, method string) *protocol.Error {
 	switch {
 	case !hvOK:
-		return protocol.ErrVersionNotSupported(raw, "")
+		return b.versionError(raw, "Protocol version "+raw+" is not supported")
 	case hv != dialect && dialect == protocol.V10:
-		requested := raw
-		if requested == "" {
-			requested = protocol.V03.String()
+		if raw == "" {
+			return b.versionError(protocol.V03.String(), "Method "+method+" is an A2A 1.0 method but the request asks for A2A "+
+				protocol.V03.String()+" (the default when no A2A-Version is sent): send the header A2A-Version: 1.0")
 		}
-		return protocol.ErrVersionNotSupported(requested,
-			"Method "+method+" is an A2A 1.0 method but the request asks for A2A "+protocol.V03.String()+
-				" (the default when no A2A-Version is sent): send the header A2A-Version: 1.0")
+		return b.versionError(raw, "Method "+method+" is an A2A 1.0 method but the request asks for A2A "+
+			hv.String()+" (A2A-Version: "+raw+"): send A2A-Version: 1.0")
 	case hv != dialect:
-		return protocol.ErrVersionNotSupported(raw,
-			"Method "+method+" is an A2A 0.3 method but the request asks for A2A "+hv.String()+
-				": use the A2A 1.0 method or send A2A-Version: 0.3")
+		return b.versionError(raw, "Method "+method+" is an A2A 0.3 method but the request asks for A2A "+hv.String()+
+			": use the A2A 1.0 method or send A2A-Version: 0.3")
 	case !b.svc.Serves(dialect):
 		requested := raw
 		if requested == "" {
 			requested = dialect.String()
 		}
-		return protocol.ErrVersionNotSupported(requested, "Protocol version "+dialect.String()+" is not served by this agent")
+		return b.versionError(requested, "Protocol version "+dialect.String()+" is not served by this agent")
 	}
 	return nil
+}
+
+// versionError is -32009 for requested, its message msg followed by the
+// versions served.
+func (b *Binding) versionError(requested, msg string) *protocol.Error {
+	perr := protocol.ErrVersionNotSupported(requested, msg+". "+b.served)
+	perr.Metadata["supportedVersions"] = b.servedList
+	return perr
 }
 
 // asParamsError turns a codec decode error into the error sent to the

@@ -137,6 +137,43 @@ func TestRPCErrors(t *testing.T) {
 	}
 }
 
+// Every -32009 says which versions are served, in the message (0.3 errors
+// carry nothing else) and, in 1.0, in ErrorInfo's supportedVersions.
+func TestVersionErrorsListServed(t *testing.T) {
+	both := newHarness(t, scriptAgent(text("x")))
+	only10 := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.Versions = []protocol.Version{protocol.V10} })
+	for _, tc := range []struct {
+		name      string
+		h         *harness
+		r         req
+		msg, list string
+	}{
+		{"unknown version", both, req{version: "2.0", body: call("GetTask", `{"id":"x"}`)},
+			"Protocol version 2.0 is not supported. This agent serves A2A 1.0 and 0.3.", "1.0,0.3"},
+		{"1.0 method, no header", both, req{body: call("GetTask", `{"id":"x"}`)},
+			"Method GetTask is an A2A 1.0 method but the request asks for A2A 0.3 (the default when no A2A-Version is sent): send the header A2A-Version: 1.0. This agent serves A2A 1.0 and 0.3.", "1.0,0.3"},
+		{"1.0 method, explicit 0.3", both, req{version: "0.3", body: call("GetTask", `{"id":"x"}`)},
+			"Method GetTask is an A2A 1.0 method but the request asks for A2A 0.3 (A2A-Version: 0.3): send A2A-Version: 1.0. This agent serves A2A 1.0 and 0.3.", "1.0,0.3"},
+		{"0.3 method, 1.0 header", both, req{version: "1.0", body: call("tasks/get", `{"id":"x"}`)},
+			"Method tasks/get is an A2A 0.3 method but the request asks for A2A 1.0: use the A2A 1.0 method or send A2A-Version: 0.3. This agent serves A2A 1.0 and 0.3.", "1.0,0.3"},
+		{"0.3 not served", only10, req{body: call("tasks/get", `{"id":"x"}`)},
+			"Protocol version 0.3 is not served by this agent. This agent serves A2A 1.0.", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := tc.h.rpc(tc.r)
+			if got := str(t, resp, "error", "message"); got != tc.msg {
+				t.Fatalf("message\n got %q\nwant %q", got, tc.msg)
+			}
+			if tc.list == "" {
+				return
+			}
+			if got := str(t, resp, "error", "data", 0, "metadata", "supportedVersions"); got != tc.list {
+				t.Fatalf("supportedVersions %q, want %q", got, tc.list)
+			}
+		})
+	}
+}
+
 func TestRPCVersionRouting(t *testing.T) {
 	t.Run("not served", func(t *testing.T) {
 		h := newHarness(t, scriptAgent(text("x")), func(o *handler.Options) { o.Versions = []protocol.Version{protocol.V10} })
