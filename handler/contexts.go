@@ -9,7 +9,7 @@ import (
 // Contexts belong to their owner. A caller keeps the contextId it sent
 // (or was given), and tasks are grouped by (owner, contextId) in the
 // store's owner scope; but the agent is told a context id of the
-// endpoint's own, derived from the owner and the caller's id under a
+// service's own, derived from the owner and the caller's id under a
 // secret key, so that two owners who pick the same contextId (by chance,
 // or one copying the other's) never meet in one context at the agent, and
 // nothing the agent does with its context can tell one caller about

@@ -45,15 +45,15 @@ type Options struct {
 	// MaxTaskOutput.
 	MaxArtifacts int
 	// MaxRunsPerOwner bounds the runs one owner has going at once, over
-	// every endpoint sharing the Runner (0 = 32; negative: no bound). A
+	// every service sharing the Runner (0 = 32; negative: no bound). A
 	// send over it is refused with -32080 before any task is created or
 	// changed. The anonymous owner stands for every caller without an
 	// identity and is not bounded.
 	MaxRunsPerOwner int
 	// ContextKey keys the context ids the agent is given (see
-	// agentContextID): every endpoint of one store must use the same key,
+	// agentContextID): every service of one store must use the same key,
 	// so that an owner's context keeps its agent-side id. nil: a random
-	// key of this endpoint's own.
+	// key of this service's own.
 	ContextKey []byte
 	// Limits bound what one request may carry (parts per message, text
 	// and inline file sizes, metadata size); zero fields take the

@@ -232,7 +232,7 @@ func (r *Runner) Close() error {
 }
 
 // runLimits bound what a run may add to its task (see the Options of the
-// same names); one value per endpoint, shared by its runs.
+// same names); one value per service, shared by its runs.
 type runLimits struct {
 	history, historyBytes int
 	output, events        int
