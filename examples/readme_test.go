@@ -24,7 +24,7 @@ import (
 // must not be (a server that does not return, the whole test suite) is
 // fenced ```console instead.
 var (
-	fenced     = regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```")
+	fenced     = regexp.MustCompile("(?ms)^```([a-z-]*)\n(.*?)^```")
 	expectLine = regexp.MustCompile(`(?m)^# expect: (.*)$`)
 	// assigned finds the variables a snippet sets for the ones after it
 	// (TASK_ID=$(curl …)): they are carried over, as in one terminal.
@@ -49,8 +49,9 @@ func (s snippet) expectsError() bool {
 	return false
 }
 
-// TestREADME starts what the README's quick start and first-agent sections
-// start, then runs each ```sh block in order with bash -euo pipefail and
+// TestREADME loads each example of the README's reference (```caddy-d, the
+// lines of an a2a block) with caddy validate, starts what the README's quick
+// start and first-agent sections start, then runs each ```sh block in order with bash -euo pipefail and
 // checks its output holds every "# expect:" substring the block names. A
 // block without one fails: each snippet states what it answers. The
 // README's copies of the first agent and its Caddyfile must be the files
@@ -69,7 +70,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snippets := checkBlocks(t, root, readme)
+	snippets, fragments := checkBlocks(t, root, readme)
 
 	dir := t.TempDir()
 	caddy := filepath.Join(dir, "caddy")
@@ -77,6 +78,10 @@ func TestREADME(t *testing.T) {
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/caddy: %v\n%s", err, out)
+	}
+
+	for _, f := range fragments {
+		validateFragment(t, caddy, dir, f)
 	}
 
 	// Free ports for every name the example files read, so the test runs
@@ -119,13 +124,12 @@ func TestREADME(t *testing.T) {
 
 // checkBlocks returns the README's runnable snippets, and checks that its
 // copies of the example files are the files.
-func checkBlocks(t *testing.T, root string, readme []byte) []snippet {
+func checkBlocks(t *testing.T, root string, readme []byte) (snippets, fragments []snippet) {
 	copies := map[string]string{
 		"ThreadingHTTPServer": "examples/first-agent/agent.py",
 		"{$FIRST_PORT":        "examples/first-agent/Caddyfile",
 	}
 	found := map[string]bool{}
-	var snippets []snippet
 	for _, m := range fenced.FindAllSubmatchIndex(readme, -1) {
 		tag, body := string(readme[m[2]:m[3]]), string(readme[m[4]:m[5]])
 		line := 1 + bytes.Count(readme[:m[0]], []byte("\n"))
@@ -140,6 +144,10 @@ func checkBlocks(t *testing.T, root string, readme []byte) []snippet {
 				}
 				found[file] = true
 			}
+		}
+		if tag == "caddy-d" {
+			fragments = append(fragments, snippet{line: line, src: body})
+			continue
 		}
 		if tag != "sh" && tag != "bash" {
 			continue
@@ -161,7 +169,47 @@ func checkBlocks(t *testing.T, root string, readme []byte) []snippet {
 	if len(snippets) < 10 {
 		t.Fatalf("found only %d runnable snippets in README.md", len(snippets))
 	}
-	return snippets
+	if len(fragments) < 15 {
+		t.Fatalf("found only %d reference examples (```caddy-d) in README.md", len(fragments))
+	}
+	return snippets, fragments
+}
+
+// The settings every a2a block needs, for the reference examples that do
+// not set them themselves.
+var required = map[string]string{
+	"upstream":    "upstream http://127.0.0.1:9/agent",
+	"name":        "name N",
+	"description": "description D",
+	"skill":       "skill s {\n\tname S\n\tdescription S\n\ttags t\n}",
+}
+
+// validateFragment loads one reference example in an a2a block with
+// `caddy validate`: it adapts, and the module accepts every value.
+func validateFragment(t *testing.T, caddy, dir string, f snippet) {
+	set := map[string]bool{}
+	for _, l := range strings.Split(f.src, "\n") {
+		if fields := strings.Fields(l); len(fields) > 0 && !strings.HasPrefix(l, "\t") {
+			set[fields[0]] = true
+		}
+	}
+	body := f.src
+	for _, name := range []string{"skill", "description", "name", "upstream"} {
+		if !set[name] {
+			body = required[name] + "\n" + body
+		}
+	}
+	file := filepath.Join(dir, fmt.Sprintf("ref%d.caddyfile", f.line))
+	config := "{\n\tadmin off\n}\n\nhttp://127.0.0.1:0 {\n\ta2a {\n\t\t" +
+		strings.ReplaceAll(strings.TrimRight(body, "\n"), "\n", "\n\t\t") + "\n\t}\n}\n"
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(caddy, "validate", "--config", file, "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "AGENT_TOKEN=t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("README.md:%d: the example does not load in an a2a block: %v\n%s\n--- caddy validate:\n%s", f.line, err, config, out)
+	}
 }
 
 // run runs one snippet in bash after the variables earlier ones set, and
