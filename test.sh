@@ -4,8 +4,9 @@
 # interop suite against the real a2a-go and @a2a-js/sdk clients, the
 # browser suite in headless Chromium, the benchmark harness's own tests, and
 # a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here),
-# and Chromium: installed here when missing (as root, with apt-get), else the
-# run stops at once naming the Debian package.
+# and Chromium, Python 3 and curl (the README's snippets, run by the examples
+# package against its Python agent): installed here when missing (as root,
+# with apt-get), else the run stops at once naming the Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -14,7 +15,7 @@ cd "$(dirname "$0")"
 # can; otherwise we stop now, naming the packages, rather than fail later or
 # skip anything. CHROMIUM=<path> points the browser tests at another build.
 need=()
-for pair in chromium:chromium; do
+for pair in chromium:chromium python3:python3 curl:curl; do
   cmd=${pair%%:*} pkg=${pair#*:}
   if [ "$cmd" = chromium ] && { [ -n "${CHROMIUM:-}" ] || command -v chromium-browser >/dev/null; }; then
     continue
@@ -35,7 +36,7 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== unit + integration tests (race detector on)"
+echo "== unit + integration tests, the README's snippets (race detector on)"
 go test -race -count=1 ./...
 
 if [ -d interop ]; then
