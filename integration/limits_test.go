@@ -39,9 +39,23 @@ func TestHTTPEnvelope(t *testing.T) {
 	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST, OPTIONS" {
 		t.Errorf("GET on the RPC path: %d Allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
-	resp = rawPost(t, url, "text/plain", strings.NewReader(`{}`))
-	if resp.StatusCode != 415 {
-		t.Errorf("text/plain body: %d, want 415", resp.StatusCode)
+	// A wrong or missing media type (curl -d sends a form's) is told what
+	// to send, in one line.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{}`))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		const want = "a2a: unsupported Content-Type: send application/json or application/a2a+json\n"
+		if resp.StatusCode != 415 || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || string(b) != want {
+			t.Errorf("Content-Type %q: %d %q %q, want 415 text/plain %q", ct, resp.StatusCode, resp.Header.Get("Content-Type"), b, want)
+		}
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + small.ID + `"}}`
 	for _, ct := range []string{"application/a2a+json", "application/json; charset=utf-8"} {
