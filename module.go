@@ -753,11 +753,14 @@ func checkPath(p string) error {
 // secrets from header_up where they are not logged with the URL).
 func checkAbsoluteURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q: %w", s, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("URL %q must be absolute http:// or https://", s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		// Without a scheme, url.Parse takes "localhost:9000" for the scheme
+		// localhost and refuses "127.0.0.1:9000" or ":9000" in its own
+		// words: the same mistake gets the same message, with the fix.
+		if hasHTTPScheme(s) {
+			return nil, fmt.Errorf("invalid URL %q: %w", s, errors.Unwrap(err))
+		}
+		return nil, notAbsoluteURL(s)
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("URL %q has no host", s)
@@ -766,6 +769,29 @@ func checkAbsoluteURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("URL %q must not carry credentials", s)
 	}
 	return u, nil
+}
+
+// hasHTTPScheme reports whether s starts with http:// or https://, in
+// any case.
+func hasHTTPScheme(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// notAbsoluteURL is the error for s without an http(s) scheme, suggesting
+// http://s when that is a URL with a host (a host:port or a bare name).
+func notAbsoluteURL(s string) error {
+	msg := fmt.Sprintf("URL %q must be absolute http:// or https://", s)
+	if !strings.Contains(s, "://") && s != "" {
+		host := s
+		if strings.HasPrefix(s, ":") {
+			host = "localhost" + s
+		}
+		if u, err := url.Parse("http://" + host); err == nil && u.Hostname() != "" {
+			msg += fmt.Sprintf(" (e.g. %q)", u.String())
+		}
+	}
+	return errors.New(msg)
 }
 
 // checkPublicURL accepts the card's RPC URL: clients POST to it verbatim.

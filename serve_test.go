@@ -59,6 +59,11 @@ func TestServeHTTPEnvelope(t *testing.T) {
 		{name: "chunked too large", method: "POST", path: "/a2a", ct: "application/json", body: strings.Repeat("x", 17), chunked: true, status: 413},
 		{name: "other path passes", method: "GET", path: "/elsewhere", passed: true},
 		{name: "rpc prefix is not rpc", method: "GET", path: "/a2a/x", passed: true},
+		// rpc_path is an exact path, as Caddy's path matchers are: the
+		// module serves nothing under it, so a gate on rpc_path covers all
+		// it serves.
+		{name: "rpc path with a slash is not rpc", method: "POST", path: "/a2a/", ct: "application/json", body: "{}", passed: true},
+		{name: "card path with a slash is not the card", method: "GET", path: DefaultCardPath + "/", passed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +86,13 @@ func TestServeHTTPEnvelope(t *testing.T) {
 				t.Fatalf("passed to next = %v, want %v", passed, tt.passed)
 			}
 			if tt.passed {
+				return
+			}
+			if tt.status == http.StatusUnsupportedMediaType {
+				// Written by the module, with the accepted media types.
+				if err != nil || w.Code != tt.status || w.Body.String() != mediaTypeRefusal+"\n" {
+					t.Fatalf("err = %v, status %d, body %q; want %d %q", err, w.Code, w.Body, tt.status, mediaTypeRefusal)
+				}
 				return
 			}
 			var he caddyhttp.HandlerError
