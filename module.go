@@ -375,6 +375,39 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // protocol packages apply theirs to what is left unset) and resolves the
 // global placeholders of url.
 func (h *Handler) fill(globals *caddy.Replacer) error {
+	h.fillDefaults()
+	if h.URL != "" {
+		u, err := resolveGlobal(globals, h.URL)
+		if err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+		h.publicURL = u
+	}
+	return nil
+}
+
+// checkParsed runs check, the one check of the handler's settings, on a
+// copy of h with the defaults applied, as Provision leaves it: the
+// Caddyfile parser calls it to name the a2a block's line in the same
+// message Validate gives a JSON config. A url with a placeholder is left
+// to Validate, which checks its value once resolved where Caddy runs.
+func (h *Handler) checkParsed() error {
+	c := *h
+	if h.CORS != nil {
+		cors := *h.CORS
+		c.CORS = &cors
+	}
+	c.versions = nil
+	c.fillDefaults()
+	if strings.Contains(c.URL, "{") {
+		c.URL = ""
+	}
+	c.publicURL = c.URL
+	return c.check()
+}
+
+// fillDefaults applies the defaults of fill.
+func (h *Handler) fillDefaults() {
 	if len(h.SpecVersion) == 0 {
 		h.SpecVersion = []string{"0.3", "1.0"}
 	}
@@ -403,14 +436,6 @@ func (h *Handler) fill(globals *caddy.Replacer) error {
 		h.CardMaxAge = caddy.Duration(DefaultCardMaxAge)
 	}
 	h.CORS.fill()
-	if h.URL != "" {
-		u, err := resolveGlobal(globals, h.URL)
-		if err != nil {
-			return fmt.Errorf("url: %w", err)
-		}
-		h.publicURL = u
-	}
-	return nil
 }
 
 // Validate checks every setting of the handler, then builds the service
@@ -481,6 +506,9 @@ func (h *Handler) check() error {
 	}
 	if h.CardMaxAge < 0 {
 		return errors.New("card_max_age must not be negative")
+	}
+	if err := h.checkCardSettings(); err != nil {
+		return err
 	}
 	card, err := h.buildCard()
 	if err != nil {
@@ -806,6 +834,63 @@ func checkPublicURL(s string) error {
 	return nil
 }
 
+// checkCardSettings holds the card's settings to the card's rules, in
+// the words of the config (protocol.ValidateCard, which buildCard runs,
+// names the card's wire fields): one message for a JSON and a Caddyfile
+// config, with the setting to add or fix.
+func (h *Handler) checkCardSettings() error {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	switch {
+	case blank(h.Name):
+		return errors.New("name is required (the agent card's name)")
+	case blank(h.Description):
+		return errors.New("description is required (the agent card's description)")
+	case blank(h.Version):
+		return errors.New("version must not be blank (the agent card's version; default 1.0.0)")
+	}
+	if p := h.Provider; p != nil {
+		if blank(p.Organization) {
+			return errors.New("provider: organization is required")
+		}
+		if p.URL == "" {
+			return errors.New("provider: url is required")
+		}
+		if _, err := checkAbsoluteURL(p.URL); err != nil {
+			return fmt.Errorf("provider: %w", err)
+		}
+	}
+	for _, u := range []struct{ name, v string }{{"documentation_url", h.DocumentationURL}, {"icon_url", h.IconURL}} {
+		if u.v == "" {
+			continue
+		}
+		if _, err := checkAbsoluteURL(u.v); err != nil {
+			return fmt.Errorf("%s: %w", u.name, err)
+		}
+	}
+	if len(h.Skills) == 0 {
+		return errors.New("at least one skill is required (the agent card's skills, each with an id, a name, a description and tags)")
+	}
+	seen := make(map[string]bool, len(h.Skills))
+	for i, s := range h.Skills {
+		switch {
+		case blank(s.ID):
+			return fmt.Errorf("skills[%d]: id is required", i)
+		case seen[s.ID]:
+			return fmt.Errorf("skill %q declared twice", s.ID)
+		case blank(s.Name):
+			return fmt.Errorf("skill %q: name is required", s.ID)
+		case blank(s.Description):
+			return fmt.Errorf("skill %q: description is required", s.ID)
+		case len(s.Tags) == 0:
+			return fmt.Errorf("skill %q: at least one tag is required (tags)", s.ID)
+		case slices.ContainsFunc(s.Tags, blank):
+			return fmt.Errorf("skill %q: a tag is blank", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	return nil
+}
+
 // buildCard turns the card settings into the neutral card and validates
 // it, so a bad card fails `caddy validate` rather than a client. The
 // interfaces are left out: the card server adds them per request from the
@@ -843,8 +928,10 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 			URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v,
 		})
 	}
+	// What checkCardSettings leaves (the media types) is named in the
+	// card's own words, "card: <field>".
 	if err := protocol.ValidateCard(&probe); err != nil {
-		return nil, fmt.Errorf("agent card: %w", err)
+		return nil, err
 	}
 	return card, nil
 }

@@ -280,6 +280,8 @@ func (m *MemoryStore) ShareName() string { return m.Share }
 //	}
 func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the store type
+	// Where the block's errors are reported.
+	block := *d
 	if d.NextArg() {
 		return d.ArgErr()
 	}
@@ -303,11 +305,18 @@ func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "share":
 			m.Share, err = oneArg(d)
 		default:
-			return d.Errf("unknown store subdirective %q", key)
+			return unknownSubdirective(d, "store", key, storeKeys)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	// Validate's check, on the settings as Provision fills them, so that
+	// the message names the line.
+	c := *m
+	c.fill()
+	if err := c.Validate(); err != nil {
+		return block.WrapErr(err)
 	}
 	return nil
 }

@@ -193,6 +193,11 @@ func (u *HTTPUpstream) check(globals *caddy.Replacer) error {
 	if err := checkUpstreamURL(u.target); err != nil {
 		return err
 	}
+	return u.checkSettings(globals)
+}
+
+// checkSettings is check but for the URL.
+func (u *HTTPUpstream) checkSettings(globals *caddy.Replacer) error {
 	if u.Timeout < 0 {
 		return errors.New("timeout must be positive")
 	}
@@ -246,6 +251,8 @@ func (u *HTTPUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 //	}
 func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the kind, or the directive when it names none
+	// Where the block's errors are reported.
+	block := *d
 	if !d.NextArg() {
 		return d.ArgErr()
 	}
@@ -292,13 +299,42 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			u.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
 		default:
-			return d.Errf("unknown upstream subdirective %q", key)
+			return unknownSubdirective(d, "upstream", key, upstreamKeys)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	if err := u.checkParsed(); err != nil {
+		return block.WrapErr(err)
+	}
 	return nil
+}
+
+// checkParsed runs Validate's checks on a copy of u as Provision leaves
+// it, for the Caddyfile parser to name the line. A URL or header value
+// with a placeholder is checked by Validate alone, once resolved where
+// Caddy runs; whether its placeholders are global ones is known here.
+func (u *HTTPUpstream) checkParsed() error {
+	c := *u
+	globals := caddy.NewReplacer()
+	if err := c.fill(globals); err != nil {
+		return err
+	}
+	if !strings.Contains(u.URL, "{") {
+		if err := checkUpstreamURL(c.target); err != nil {
+			return err
+		}
+	}
+	c.headers = http.Header{}
+	for name, values := range u.HeaderUp {
+		for _, v := range values {
+			if !strings.Contains(v, "{") {
+				c.headers.Add(name, v)
+			}
+		}
+	}
+	return c.checkSettings(globals)
 }
 
 // checkUpstreamURL accepts the agent's URL.

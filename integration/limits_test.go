@@ -110,9 +110,9 @@ func loadErrorAs(t *testing.T, contentType, cfg string) string {
 	return e.Error
 }
 
-// TestProvisionErrors: configs that parse but must not run fail the load
-// (and `caddy validate`) with a message saying why; the running config is
-// left alone.
+// TestProvisionErrors: configs that must not run fail the load (and
+// `caddy validate`) with a message saying why, the Caddyfile's with the
+// line of the a2a block; the running config is left alone.
 func TestProvisionErrors(t *testing.T) {
 	a := textAgent(t)
 	load(t, minimal(), map[string]any{"Agent": a.URL()})
@@ -123,17 +123,17 @@ func TestProvisionErrors(t *testing.T) {
 		{
 			name: "no skill",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tname N\n\t\tdescription D\n\t}\n}\n",
-			want: "skills: at least one skill is required",
+			want: "at least one skill is required (the agent card's skills, each with an id, a name, a description and tags), at Caddyfile:8",
 		},
 		{
 			name: "skill without tags",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tname N\n\t\tdescription D\n\t\tskill s {\n\t\t\tname S\n\t\t\tdescription S\n\t\t}\n\t}\n}\n",
-			want: "skills[0].tags: at least one tag is required",
+			want: `skill "s": at least one tag is required (tags), at Caddyfile:8`,
 		},
 		{
 			name: "no name",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tdescription D\n\t\tskill s {\n\t\t\tname S\n\t\t\tdescription S\n\t\t\ttags t\n\t\t}\n\t}\n}\n",
-			want: "card: name: is required",
+			want: "name is required (the agent card's name), at Caddyfile:8",
 		},
 		{
 			name: "bad media type",
