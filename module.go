@@ -199,6 +199,7 @@ type Handler struct {
 	store     StoreModule
 	claim     *mountClaim
 	logger    *zap.Logger
+	server    string // the HTTP server's name, for the logs
 	unload    context.Context
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
@@ -329,6 +330,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // handler's are checked by Validate.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil {
+		h.server = srv.Name()
+	}
 	h.anonymous = new(sync.Once)
 	h.unload = unloaded(ctx)
 	if err := h.fill(caddy.NewReplacer()); err != nil {
@@ -365,6 +369,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.store = st
 	// The runs log through the newest config's logger.
 	st.Backend().log.Store(h.logger)
+	mount := h.describeMount(ctx)
+	st.Backend().mount.Store(&mount)
 	if h.claim, err = h.claimScope(ctx, st); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -449,7 +455,43 @@ func (h *Handler) Validate() error {
 	if h.upstream == nil || h.store == nil {
 		return errors.New("a2a: handler not provisioned")
 	}
-	return h.build()
+	if err := h.build(); err != nil {
+		return err
+	}
+	h.logMounted()
+	return nil
+}
+
+// logMounted says, once per mount and config load, what the mount serves:
+// the first thing to read when a request does not land where expected.
+// It is logged once the config is checked, so a config that fails says
+// only why.
+func (h *Handler) logMounted() {
+	if h.logger == nil {
+		return
+	}
+	versions := make([]string, len(h.versions))
+	for i, v := range h.versions {
+		versions[i] = v.String()
+	}
+	fields := []zap.Field{
+		zap.String("name", h.Name),
+		zap.String("card_path", h.CardPath),
+		zap.String("rpc_path", h.RPCPath),
+		zap.Strings("versions", versions),
+		zap.String("reply", h.Reply),
+		zap.Bool("streaming", *h.Streaming),
+		zap.String("upstream", string(h.upstream.CaddyModule().ID.Name())),
+		zap.String("upstream_target", h.upstream.Target()),
+		zap.String("store", string(h.store.CaddyModule().ID.Name())),
+	}
+	if share := h.store.ShareName(); share != "" {
+		fields = append(fields, zap.String("share", share))
+	}
+	if h.server != "" {
+		fields = append(fields, zap.String("server", h.server))
+	}
+	h.logger.Info("a2a: mounted", fields...)
 }
 
 // check holds the handler's settings (defaults filled) to their rules;
