@@ -204,6 +204,8 @@ type Handler struct {
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
 	anonymous *sync.Once
+	// trailingSlash notes, once per config load, a POST to rpc_path + "/".
+	trailingSlash *sync.Once
 
 	// Derived from the checked settings by Validate.
 	versions []protocol.Version
@@ -334,6 +336,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.server = srv.Name()
 	}
 	h.anonymous = new(sync.Once)
+	h.trailingSlash = new(sync.Once)
 	h.unload = unloaded(ctx)
 	if err := h.fill(caddy.NewReplacer()); err != nil {
 		return err
@@ -634,7 +637,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		st.Serve()
 		return err
 	}
+	if r.Method == http.MethodPost && h.trailingSlash != nil && isSlashed(r.URL.Path, h.RPCPath) {
+		h.trailingSlash.Do(h.noteTrailingSlash)
+	}
 	return next.ServeHTTP(w, r)
+}
+
+// isSlashed reports whether p is path with a "/" added.
+func isSlashed(p, path string) bool {
+	return len(p) == len(path)+1 && p[len(path)] == '/' && strings.HasPrefix(p, path)
+}
+
+// noteTrailingSlash tells the operator, once per config load, that a
+// client posts to rpc_path with a trailing slash. rpc_path is an exact
+// path, as Caddy's path matchers are, so that other handlers can serve
+// what is under it; such a post goes on to the next handler (Caddy's
+// empty 200 when there is none), which is hard to tell from the client
+// side.
+func (h *Handler) noteTrailingSlash() {
+	if h.logger == nil {
+		return
+	}
+	h.logger.Info("a2a: a POST to rpc_path with a trailing slash was passed on to the next handler; "+
+		"the JSON-RPC endpoint is rpc_path exactly (the URL in the agent card)",
+		zap.String("rpc_path", h.RPCPath))
 }
 
 // loadGuest loads the guest module in h's json.RawMessage field (raw is
