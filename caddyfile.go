@@ -83,7 +83,9 @@ import (
 // <url>` is `upstream http <url>`, see HTTPUpstream), the store one of
 // a2a.stores (see MemoryStore); each parses its own block. Every
 // subdirective but skill and extension (one per id or uri) may appear
-// once; an unknown or repeated one is an error naming its line.
+// once; an unknown or repeated one is an error naming its line (with the
+// known subdirective it is one typo away from, if any). A value the
+// settings' checks refuse is an error naming the line of its block.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	// Where the block's errors are reported.

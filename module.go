@@ -7,11 +7,13 @@
 //
 // It is the repository's Caddy adapter, the only package that imports
 // Caddy, and it configures like Caddy's own handlers: the Caddyfile parser
-// (caddyfile.go) only parses, naming the line of a syntax error; Provision
-// fills defaults, resolves global placeholders and loads the guest modules
-// (the store, stores.go; the upstream, upstreams.go); Validate checks every
-// setting, with the same checks and messages for JSON and Caddyfile
-// configs, and then builds the service and its bindings.
+// (caddyfile.go) parses, naming the line of a syntax error, and runs
+// Validate's checks on what it read so that a bad value names its block's
+// line too; Provision fills defaults, resolves global placeholders and
+// loads the guest modules (the store, stores.go; the upstream,
+// upstreams.go); Validate checks every setting, with the same checks and
+// messages for JSON and Caddyfile configs, and then builds the service
+// and its bindings.
 package caddya2a
 
 import (
