@@ -13,12 +13,14 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// The Caddyfile parser only parses: it turns tokens into the JSON config
-// and names the line of what it cannot read (an unknown or repeated
-// subdirective, a wrong number of arguments, a number, size or duration
-// it cannot read, a 0 that the JSON config would take for "unset").
-// Whether a value is allowed is Validate's to say, for JSON and Caddyfile
-// configs alike.
+// The Caddyfile parser turns tokens into the JSON config and names the
+// line of what it cannot read (an unknown or repeated subdirective, a
+// wrong number of arguments, a number, size or duration it cannot read,
+// a 0 that the JSON config would take for "unset"). Whether a value is
+// allowed is the check Validate runs for a JSON config: each block's
+// parser runs that same check on what it read (defaults applied) and
+// wraps its message with the block's line, so both kinds of config get
+// one message, the Caddyfile's with its file and line.
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
@@ -81,9 +83,13 @@ import (
 // <url>` is `upstream http <url>`, see HTTPUpstream), the store one of
 // a2a.stores (see MemoryStore); each parses its own block. Every
 // subdirective but skill and extension (one per id or uri) may appear
-// once; an unknown or repeated one is an error naming its line.
+// once; an unknown or repeated one is an error naming its line (with the
+// known subdirective it is one typo away from, if any). A value the
+// settings' checks refuse is an error naming the line of its block.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
+	// Where the block's errors are reported.
+	block := *d
 	if d.NextArg() {
 		return d.Errf("a2a takes no arguments, only a block (got %q)", d.Val())
 	}
@@ -100,8 +106,25 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
+	// Validate's check, run here too so that the message names the line.
+	if err := h.checkParsed(); err != nil {
+		return block.WrapErr(err)
+	}
 	return nil
 }
+
+// The subdirectives of each block, in the order of their cases below: the
+// ones a typo is compared with.
+var (
+	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "url", "name", "description", "version",
+		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
+		"limits", "extension", "cors", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
+	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
+	extensionKeys = []string{"required", "description", "params"}
+	corsKeys      = []string{"origins", "credentials", "max_age"}
+	storeKeys     = []string{"max_tasks", "max_bytes", "ttl", "idle_ttl", "share"}
+	upstreamKeys  = []string{"timeout", "header_up", "max_response_header", "transport"}
+)
 
 // unmarshalKey parses one subdirective of the a2a block.
 func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
@@ -164,7 +187,7 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 	case "card_max_age":
 		h.CardMaxAge, err = durationArg(d)
 	default:
-		return d.Errf("unknown subdirective %q", key)
+		return unknownSubdirective(d, "", key, a2aKeys)
 	}
 	return err
 }
@@ -257,7 +280,7 @@ func (h *Handler) unmarshalSkill(d *caddyfile.Dispenser) error {
 		case "output_modes":
 			s.OutputModes, err = argsNoBlock(d, 1, -1)
 		default:
-			return d.Errf("unknown skill subdirective %q", key)
+			return unknownSubdirective(d, "skill", key, skillKeys)
 		}
 		if err != nil {
 			return err
@@ -298,7 +321,7 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			n, err = sizeArgMax(d, "e.g. 512KiB, at most 1GiB", math.MaxInt)
 			*p = int(n)
 		} else {
-			return d.Errf("unknown limits subdirective %q", key)
+			return unknownSubdirective(d, "limits", key, sortedKeys(counts, sizes))
 		}
 		if err != nil {
 			return err
@@ -349,7 +372,7 @@ func (h *Handler) unmarshalExtension(d *caddyfile.Dispenser) error {
 			}
 			x.Params = json.RawMessage(v)
 		default:
-			return d.Errf("unknown extension subdirective %q", key)
+			return unknownSubdirective(d, "extension", key, extensionKeys)
 		}
 	}
 	h.Extensions = append(h.Extensions, x)
@@ -379,7 +402,7 @@ func (h *Handler) unmarshalCORS(d *caddyfile.Dispenser) error {
 		case "max_age":
 			c.MaxAge, err = durationArg(d)
 		default:
-			return d.Errf("unknown cors subdirective %q", key)
+			return unknownSubdirective(d, "cors", key, corsKeys)
 		}
 		if err != nil {
 			return err

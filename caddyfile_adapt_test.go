@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddytest"
 
-	_ "github.com/caddy-a2a/caddy-a2a"
+	caddya2a "github.com/caddy-a2a/caddy-a2a"
 )
 
 var update = flag.Bool("update", false, "rewrite the JSON half of the adapt goldens")
@@ -75,5 +76,28 @@ func TestCaddyfileAdapt(t *testing.T) {
 				t.Errorf("error\n  %s\ndoes not contain\n  %s", adaptErr, expected)
 			}
 		})
+	}
+}
+
+// TestSubdirectiveListsMatchParser: every subdirective a typo is compared
+// with is one the parser reads (it may fail for its arguments, never as
+// unknown), so no suggestion names a subdirective that does not exist.
+func TestSubdirectiveListsMatchParser(t *testing.T) {
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	for block, keys := range map[string][]string{
+		"%s":                                   caddya2a.A2AKeysForTest,
+		"skill s {\n%s\n}":                     caddya2a.SkillKeysForTest,
+		"extension urn:x {\n%s\n}":             caddya2a.ExtensionKeysForTest,
+		"cors {\n%s\n}":                        caddya2a.CORSKeysForTest,
+		"store memory {\n%s\n}":                caddya2a.StoreKeysForTest,
+		"upstream http://127.0.0.1:9 {\n%s\n}": caddya2a.UpstreamKeysForTest,
+	} {
+		for _, k := range keys {
+			cfg := ":8080 {\n\ta2a {\n" + strings.ReplaceAll(fmt.Sprintf(block, k), "\n", "\n\t\t") + "\n\t}\n}\n"
+			_, _, err := adapter.Adapt([]byte(cfg), nil)
+			if err != nil && strings.Contains(err.Error(), "unknown ") {
+				t.Errorf("%q in %q: %v", k, block, err)
+			}
+		}
 	}
 }

@@ -29,13 +29,15 @@ func handlerConfig(handler string) []byte {
 }
 
 // TestBothConfigPaths: the same bad value, written in a Caddyfile and in
-// a JSON config, fails `caddy validate` with the same error. Each
-// testdata/config_paths/*.txt holds a Caddyfile, a line of dashes, the
-// JSON members of the same a2a handler, another line of dashes and a
-// fragment of the error. The Caddyfile adapts (its parser only parses);
-// both configs then fail the handler's checks, and what the a2a handler
-// says (Caddy's error after "http.handlers.a2a", without the routes
-// leading to it, which differ) is the same text.
+// a JSON config, gets the same message, the Caddyfile's with the file and
+// line of its block. Each testdata/config_paths/*.txt holds a Caddyfile, a
+// line of dashes, the JSON members of the same a2a handler, another line
+// of dashes, a fragment of the message, and a last line of dashes and the
+// place the Caddyfile's error names (Caddyfile:<line>). The Caddyfile
+// fails to adapt, its parser running the checks of Validate on what it
+// read, with the message and ", at <place>"; the JSON config fails
+// `caddy validate` (Provision and Validate) with the same message at the
+// end of Caddy's chain of module names.
 func TestBothConfigPaths(t *testing.T) {
 	files, err := filepath.Glob("testdata/config_paths/*.txt")
 	if err != nil || len(files) < 20 {
@@ -49,16 +51,13 @@ func TestBothConfigPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			parts := strings.Split(string(data), "\n----------\n")
-			if len(parts) != 3 {
-				t.Fatalf("want a Caddyfile, the JSON handler and the error, separated by ----------; got %d parts", len(parts))
+			if len(parts) != 4 {
+				t.Fatalf("want a Caddyfile, the JSON handler, the error and its place, separated by ----------; got %d parts", len(parts))
 			}
-			caddyfile, handler, want := strings.TrimSpace(parts[0])+"\n", parts[1], strings.TrimSpace(parts[2])
+			caddyfile, handler := strings.TrimSpace(parts[0])+"\n", parts[1]
+			want, place := strings.TrimSpace(parts[2]), strings.TrimSpace(parts[3])
 
-			adapted, _, err := adapter.Adapt([]byte(caddyfile), nil)
-			if err != nil {
-				t.Fatalf("the Caddyfile does not adapt (a syntax error belongs in the adapt goldens): %v", err)
-			}
-			fromCaddyfile := validate(adapted)
+			_, _, fromCaddyfile := adapter.Adapt([]byte(caddyfile), nil)
 			fromJSON := validate(handlerConfig(handler))
 			for path, err := range map[string]error{"Caddyfile": fromCaddyfile, "JSON": fromJSON} {
 				if err == nil || !strings.Contains(err.Error(), want) {
@@ -68,8 +67,16 @@ func TestBothConfigPaths(t *testing.T) {
 			if fromCaddyfile == nil || fromJSON == nil {
 				return
 			}
-			if a, b := a2aSays(fromCaddyfile), a2aSays(fromJSON); a != b {
-				t.Errorf("the two paths differ:\n  Caddyfile: %s\n  JSON:      %s", a, b)
+			msg, ok := strings.CutSuffix(fromCaddyfile.Error(), ", at "+place)
+			if !ok {
+				t.Errorf("the Caddyfile's error does not end with \", at %s\": %v", place, fromCaddyfile)
+			}
+			msg = strings.TrimPrefix(msg, "parsing caddyfile tokens for 'a2a': ")
+			if json := fromJSON.Error(); !strings.HasSuffix(json, ": "+msg) {
+				t.Errorf("the two paths differ:\n  Caddyfile: %s\n  JSON:      %s", msg, a2aSays(fromJSON))
+			}
+			if strings.Contains(fromJSON.Error(), "Caddyfile:") {
+				t.Errorf("the JSON config's error names a Caddyfile line: %v", fromJSON)
 			}
 		})
 	}

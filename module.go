@@ -7,11 +7,13 @@
 //
 // It is the repository's Caddy adapter, the only package that imports
 // Caddy, and it configures like Caddy's own handlers: the Caddyfile parser
-// (caddyfile.go) only parses, naming the line of a syntax error; Provision
-// fills defaults, resolves global placeholders and loads the guest modules
-// (the store, stores.go; the upstream, upstreams.go); Validate checks every
-// setting, with the same checks and messages for JSON and Caddyfile
-// configs, and then builds the service and its bindings.
+// (caddyfile.go) parses, naming the line of a syntax error, and runs
+// Validate's checks on what it read so that a bad value names its block's
+// line too; Provision fills defaults, resolves global placeholders and
+// loads the guest modules (the store, stores.go; the upstream,
+// upstreams.go); Validate checks every setting, with the same checks and
+// messages for JSON and Caddyfile configs, and then builds the service
+// and its bindings.
 package caddya2a
 
 import (
@@ -199,10 +201,13 @@ type Handler struct {
 	store     StoreModule
 	claim     *mountClaim
 	logger    *zap.Logger
+	server    string // the HTTP server's name, for the logs
 	unload    context.Context
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
 	anonymous *sync.Once
+	// trailingSlash notes, once per config load, a POST to rpc_path + "/".
+	trailingSlash *sync.Once
 
 	// Derived from the checked settings by Validate.
 	versions []protocol.Version
@@ -329,7 +334,11 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // handler's are checked by Validate.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil {
+		h.server = srv.Name()
+	}
 	h.anonymous = new(sync.Once)
+	h.trailingSlash = new(sync.Once)
 	h.unload = unloaded(ctx)
 	if err := h.fill(caddy.NewReplacer()); err != nil {
 		return err
@@ -365,6 +374,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.store = st
 	// The runs log through the newest config's logger.
 	st.Backend().log.Store(h.logger)
+	mount := h.describeMount(ctx)
+	st.Backend().mount.Store(&mount)
 	if h.claim, err = h.claimScope(ctx, st); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -375,6 +386,39 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // protocol packages apply theirs to what is left unset) and resolves the
 // global placeholders of url.
 func (h *Handler) fill(globals *caddy.Replacer) error {
+	h.fillDefaults()
+	if h.URL != "" {
+		u, err := resolveGlobal(globals, h.URL)
+		if err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+		h.publicURL = u
+	}
+	return nil
+}
+
+// checkParsed runs check, the one check of the handler's settings, on a
+// copy of h with the defaults applied, as Provision leaves it: the
+// Caddyfile parser calls it to name the a2a block's line in the same
+// message Validate gives a JSON config. A url with a placeholder is left
+// to Validate, which checks its value once resolved where Caddy runs.
+func (h *Handler) checkParsed() error {
+	c := *h
+	if h.CORS != nil {
+		cors := *h.CORS
+		c.CORS = &cors
+	}
+	c.versions = nil
+	c.fillDefaults()
+	if strings.Contains(c.URL, "{") {
+		c.URL = ""
+	}
+	c.publicURL = c.URL
+	return c.check()
+}
+
+// fillDefaults applies the defaults of fill.
+func (h *Handler) fillDefaults() {
 	if len(h.SpecVersion) == 0 {
 		h.SpecVersion = []string{"0.3", "1.0"}
 	}
@@ -403,14 +447,6 @@ func (h *Handler) fill(globals *caddy.Replacer) error {
 		h.CardMaxAge = caddy.Duration(DefaultCardMaxAge)
 	}
 	h.CORS.fill()
-	if h.URL != "" {
-		u, err := resolveGlobal(globals, h.URL)
-		if err != nil {
-			return fmt.Errorf("url: %w", err)
-		}
-		h.publicURL = u
-	}
-	return nil
 }
 
 // Validate checks every setting of the handler, then builds the service
@@ -424,7 +460,43 @@ func (h *Handler) Validate() error {
 	if h.upstream == nil || h.store == nil {
 		return errors.New("a2a: handler not provisioned")
 	}
-	return h.build()
+	if err := h.build(); err != nil {
+		return err
+	}
+	h.logMounted()
+	return nil
+}
+
+// logMounted says, once per mount and config load, what the mount serves:
+// the first thing to read when a request does not land where expected.
+// It is logged once the config is checked, so a config that fails says
+// only why.
+func (h *Handler) logMounted() {
+	if h.logger == nil {
+		return
+	}
+	versions := make([]string, len(h.versions))
+	for i, v := range h.versions {
+		versions[i] = v.String()
+	}
+	fields := []zap.Field{
+		zap.String("name", h.Name),
+		zap.String("card_path", h.CardPath),
+		zap.String("rpc_path", h.RPCPath),
+		zap.Strings("versions", versions),
+		zap.String("reply", h.Reply),
+		zap.Bool("streaming", *h.Streaming),
+		zap.String("upstream", string(h.upstream.CaddyModule().ID.Name())),
+		zap.String("upstream_target", h.upstream.Target()),
+		zap.String("store", string(h.store.CaddyModule().ID.Name())),
+	}
+	if share := h.store.ShareName(); share != "" {
+		fields = append(fields, zap.String("share", share))
+	}
+	if h.server != "" {
+		fields = append(fields, zap.String("server", h.server))
+	}
+	h.logger.Info("a2a: mounted", fields...)
 }
 
 // check holds the handler's settings (defaults filled) to their rules;
@@ -481,6 +553,9 @@ func (h *Handler) check() error {
 	}
 	if h.CardMaxAge < 0 {
 		return errors.New("card_max_age must not be negative")
+	}
+	if err := h.checkCardSettings(); err != nil {
+		return err
 	}
 	card, err := h.buildCard()
 	if err != nil {
@@ -564,7 +639,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		st.Serve()
 		return err
 	}
+	if r.Method == http.MethodPost && h.trailingSlash != nil && isSlashed(r.URL.Path, h.RPCPath) {
+		h.trailingSlash.Do(h.noteTrailingSlash)
+	}
 	return next.ServeHTTP(w, r)
+}
+
+// isSlashed reports whether p is path with a "/" added.
+func isSlashed(p, path string) bool {
+	return len(p) == len(path)+1 && p[len(path)] == '/' && strings.HasPrefix(p, path)
+}
+
+// noteTrailingSlash tells the operator, once per config load, that a
+// client posts to rpc_path with a trailing slash. rpc_path is an exact
+// path, as Caddy's path matchers are, so that other handlers can serve
+// what is under it; such a post goes on to the next handler (Caddy's
+// empty 200 when there is none), which is hard to tell from the client
+// side.
+func (h *Handler) noteTrailingSlash() {
+	if h.logger == nil {
+		return
+	}
+	h.logger.Info("a2a: a POST to rpc_path with a trailing slash was passed on to the next handler; "+
+		"the JSON-RPC endpoint is rpc_path exactly (the URL in the agent card)",
+		zap.String("rpc_path", h.RPCPath))
 }
 
 // loadGuest loads the guest module in h's json.RawMessage field (raw is
@@ -753,11 +851,14 @@ func checkPath(p string) error {
 // secrets from header_up where they are not logged with the URL).
 func checkAbsoluteURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q: %w", s, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("URL %q must be absolute http:// or https://", s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		// Without a scheme, url.Parse takes "localhost:9000" for the scheme
+		// localhost and refuses "127.0.0.1:9000" or ":9000" in its own
+		// words: the same mistake gets the same message, with the fix.
+		if hasHTTPScheme(s) {
+			return nil, fmt.Errorf("invalid URL %q: %w", s, errors.Unwrap(err))
+		}
+		return nil, notAbsoluteURL(s)
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("URL %q has no host", s)
@@ -768,6 +869,29 @@ func checkAbsoluteURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// hasHTTPScheme reports whether s starts with http:// or https://, in
+// any case.
+func hasHTTPScheme(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// notAbsoluteURL is the error for s without an http(s) scheme, suggesting
+// http://s when that is a URL with a host (a host:port or a bare name).
+func notAbsoluteURL(s string) error {
+	msg := fmt.Sprintf("URL %q must be absolute http:// or https://", s)
+	if !strings.Contains(s, "://") && s != "" {
+		host := s
+		if strings.HasPrefix(s, ":") {
+			host = "localhost" + s
+		}
+		if u, err := url.Parse("http://" + host); err == nil && u.Hostname() != "" {
+			msg += fmt.Sprintf(" (e.g. %q)", u.String())
+		}
+	}
+	return errors.New(msg)
+}
+
 // checkPublicURL accepts the card's RPC URL: clients POST to it verbatim.
 func checkPublicURL(s string) error {
 	u, err := checkAbsoluteURL(s)
@@ -776,6 +900,63 @@ func checkPublicURL(s string) error {
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("URL %q must not have a query or fragment", s)
+	}
+	return nil
+}
+
+// checkCardSettings holds the card's settings to the card's rules, in
+// the words of the config (protocol.ValidateCard, which buildCard runs,
+// names the card's wire fields): one message for a JSON and a Caddyfile
+// config, with the setting to add or fix.
+func (h *Handler) checkCardSettings() error {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	switch {
+	case blank(h.Name):
+		return errors.New("name is required (the agent card's name)")
+	case blank(h.Description):
+		return errors.New("description is required (the agent card's description)")
+	case blank(h.Version):
+		return errors.New("version must not be blank (the agent card's version; default 1.0.0)")
+	}
+	if p := h.Provider; p != nil {
+		if blank(p.Organization) {
+			return errors.New("provider: organization is required")
+		}
+		if p.URL == "" {
+			return errors.New("provider: url is required")
+		}
+		if _, err := checkAbsoluteURL(p.URL); err != nil {
+			return fmt.Errorf("provider: %w", err)
+		}
+	}
+	for _, u := range []struct{ name, v string }{{"documentation_url", h.DocumentationURL}, {"icon_url", h.IconURL}} {
+		if u.v == "" {
+			continue
+		}
+		if _, err := checkAbsoluteURL(u.v); err != nil {
+			return fmt.Errorf("%s: %w", u.name, err)
+		}
+	}
+	if len(h.Skills) == 0 {
+		return errors.New("at least one skill is required (the agent card's skills, each with an id, a name, a description and tags)")
+	}
+	seen := make(map[string]bool, len(h.Skills))
+	for i, s := range h.Skills {
+		switch {
+		case blank(s.ID):
+			return fmt.Errorf("skills[%d]: id is required", i)
+		case seen[s.ID]:
+			return fmt.Errorf("skill %q declared twice", s.ID)
+		case blank(s.Name):
+			return fmt.Errorf("skill %q: name is required", s.ID)
+		case blank(s.Description):
+			return fmt.Errorf("skill %q: description is required", s.ID)
+		case len(s.Tags) == 0:
+			return fmt.Errorf("skill %q: at least one tag is required (tags)", s.ID)
+		case slices.ContainsFunc(s.Tags, blank):
+			return fmt.Errorf("skill %q: a tag is blank", s.ID)
+		}
+		seen[s.ID] = true
 	}
 	return nil
 }
@@ -817,8 +998,10 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 			URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v,
 		})
 	}
+	// What checkCardSettings leaves (the media types) is named in the
+	// card's own words, "card: <field>".
 	if err := protocol.ValidateCard(&probe); err != nil {
-		return nil, fmt.Errorf("agent card: %w", err)
+		return nil, err
 	}
 	return card, nil
 }

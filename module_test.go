@@ -146,3 +146,28 @@ func TestCapsApplyToJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestOneEditApart(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"nmae", "name", true},  // swap
+		{"tag", "tags", true},   // insertion
+		{"tagss", "tags", true}, // deletion
+		{"nbme", "name", true},  // substitution
+		{"name", "name", false}, // the same
+		{"mane", "name", false}, // two substitutions
+		{"nam", "names", false}, // two insertions
+		{"", "a", true},
+		{"ab", "ba", true},
+		{"abc", "cba", false},
+	} {
+		if got := oneEditApart(tc.a, tc.b); got != tc.want {
+			t.Errorf("oneEditApart(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := oneEditApart(tc.b, tc.a); got != tc.want {
+			t.Errorf("oneEditApart(%q, %q) = %v, want %v", tc.b, tc.a, got, tc.want)
+		}
+	}
+}

@@ -43,12 +43,8 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
 	}
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
-		if ct == "" {
-			return jsonrpc.Stream{}, caddyhttp.Error(http.StatusUnsupportedMediaType,
-				errors.New("a2a: no Content-Type; want application/json or application/a2a+json"))
-		}
-		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusUnsupportedMediaType,
-			fmt.Errorf("a2a: Content-Type %q; want application/json or application/a2a+json", ct))
+		h.refuseMediaType(w, r, ct)
+		return jsonrpc.Stream{}, nil
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
@@ -62,6 +58,25 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 		h.anonymous.Do(h.warnAnonymous)
 	}
 	return h.rpc.Start(w, r, body, handler.Caller{Owner: owner}), nil
+}
+
+// mediaTypeRefusal is the body of the 415: the likeliest first mistake
+// (curl -d sends application/x-www-form-urlencoded) answered in words,
+// where Caddy's error handling would write an empty body.
+const mediaTypeRefusal = "a2a: unsupported Content-Type: send application/json or application/a2a+json"
+
+// refuseMediaType answers 415 with mediaTypeRefusal itself, as the 403
+// of a cross-origin call is answered, and logs what was sent at debug
+// level (Caddy logs a handler's error the same way).
+func (h *Handler) refuseMediaType(w http.ResponseWriter, r *http.Request, ct string) {
+	if h.logger != nil {
+		if len(ct) > maxLoggedOrigin {
+			ct = ct[:maxLoggedOrigin]
+		}
+		h.logger.Debug("a2a: request refused (415)", zap.String("content_type", ct),
+			zap.String("path", r.URL.Path), zap.String("remote_addr", r.RemoteAddr))
+	}
+	http.Error(w, mediaTypeRefusal, http.StatusUnsupportedMediaType)
 }
 
 // warnAnonymous tells the operator, once per config load, that this

@@ -8,10 +8,13 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestJSONContentType(t *testing.T) {
@@ -59,6 +62,11 @@ func TestServeHTTPEnvelope(t *testing.T) {
 		{name: "chunked too large", method: "POST", path: "/a2a", ct: "application/json", body: strings.Repeat("x", 17), chunked: true, status: 413},
 		{name: "other path passes", method: "GET", path: "/elsewhere", passed: true},
 		{name: "rpc prefix is not rpc", method: "GET", path: "/a2a/x", passed: true},
+		// rpc_path is an exact path, as Caddy's path matchers are: the
+		// module serves nothing under it, so a gate on rpc_path covers all
+		// it serves.
+		{name: "rpc path with a slash is not rpc", method: "POST", path: "/a2a/", ct: "application/json", body: "{}", passed: true},
+		{name: "card path with a slash is not the card", method: "GET", path: DefaultCardPath + "/", passed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +89,13 @@ func TestServeHTTPEnvelope(t *testing.T) {
 				t.Fatalf("passed to next = %v, want %v", passed, tt.passed)
 			}
 			if tt.passed {
+				return
+			}
+			if tt.status == http.StatusUnsupportedMediaType {
+				// Written by the module, with the accepted media types.
+				if err != nil || w.Code != tt.status || w.Body.String() != mediaTypeRefusal+"\n" {
+					t.Fatalf("err = %v, status %d, body %q; want %d %q", err, w.Code, w.Body, tt.status, mediaTypeRefusal)
+				}
 				return
 			}
 			var he caddyhttp.HandlerError
@@ -193,5 +208,32 @@ func TestOwner(t *testing.T) {
 	h.Owner = DefaultOwner
 	if got := h.owner(r); got != "" {
 		t.Errorf("owner without auth = %q, want anonymous", got)
+	}
+}
+
+// TestTrailingSlashPassedOnAndNoted: rpc_path is exact (Caddy's way, so
+// that other handlers may serve what is under it): a POST to rpc_path +
+// "/" goes to the next handler, and the operator is told once per config
+// load, since the client only sees what that handler answers.
+func TestTrailingSlashPassedOnAndNoted(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	h := &Handler{CardPath: DefaultCardPath, RPCPath: "/rpc", logger: zap.New(core), trailingSlash: new(sync.Once)}
+	h.browser, _ = newBrowserPolicy(nil)
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/rpc/"}, {"POST", "/rpc/"}, {"GET", "/rpc/"}, {"POST", "/rpcx"}, {"POST", "/rpc/x"},
+	} {
+		passed := false
+		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { passed = true; return nil })
+		r := httptest.NewRequest(tc.method, "http://h"+tc.path, strings.NewReader("{}"))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
+		if err := h.ServeHTTP(w, r, next); err != nil || !passed {
+			t.Errorf("%s %s: err %v, passed on %v", tc.method, tc.path, err, passed)
+		}
+	}
+	got := logs.FilterMessageSnippet("trailing slash").All()
+	if len(got) != 1 || got[0].ContextMap()["rpc_path"] != "/rpc" {
+		t.Errorf("noted %d times: %v", len(got), got)
 	}
 }

@@ -99,6 +99,9 @@ type Backend struct {
 	// this backend (the handler sets it), so logs follow reloads of the
 	// logging config.
 	log *atomic.Pointer[zap.Logger]
+	// mount names the last mount that took the backend, for the warning
+	// of Destruct.
+	mount atomic.Pointer[string]
 	// contextKey keys the context ids the agent sees (handler
 	// Options.ContextKey): it lives as long as the tasks whose contexts
 	// it names.
@@ -118,8 +121,31 @@ func NewBackend(st store.Store) *Backend {
 	}
 }
 
-// Destruct ends the runs, then closes the store they wrote to.
+// heldCounter is a store that can say what closing it drops (the memory
+// store's Held).
+type heldCounter interface {
+	Held() (total, waiting, running int)
+}
+
+// Destruct ends the runs, then closes the store they wrote to. The last
+// config using the backend has let go of it: a reload changed what its
+// key is made of (the store's settings, the upstream, rpc_path, the share
+// or the limits the store enforces), so the tasks it holds are lost, and
+// a store that can count them says how many in a warning. When Caddy
+// exits, the tasks of a process-local store go with it, as the operator
+// expects, and nothing is said.
 func (b *Backend) Destruct() error {
+	if c, ok := b.store.(heldCounter); ok && !caddy.Exiting() {
+		if total, waiting, running := c.Held(); total > 0 {
+			var mount string
+			if m := b.mount.Load(); m != nil {
+				mount = *m
+			}
+			b.log.Load().Warn("a2a: config change dropped a task store with its tasks (a new store starts empty); "+
+				"to keep tasks across a change of upstream or rpc_path, name the store's share (store memory { share <name> })",
+				zap.Int("tasks", total), zap.Int("waiting", waiting), zap.Int("running", running), zap.String("last_mount", mount))
+		}
+	}
 	return errors.Join(b.runner.Close(), b.store.Close())
 }
 
@@ -280,6 +306,8 @@ func (m *MemoryStore) ShareName() string { return m.Share }
 //	}
 func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the store type
+	// Where the block's errors are reported.
+	block := *d
 	if d.NextArg() {
 		return d.ArgErr()
 	}
@@ -303,11 +331,18 @@ func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "share":
 			m.Share, err = oneArg(d)
 		default:
-			return d.Errf("unknown store subdirective %q", key)
+			return unknownSubdirective(d, "store", key, storeKeys)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	// Validate's check, on the settings as Provision fills them, so that
+	// the message names the line.
+	c := *m
+	c.fill()
+	if err := c.Validate(); err != nil {
+		return block.WrapErr(err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -124,9 +126,11 @@ func (HTTPUpstream) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the global placeholders of the URL and headers and
 // loads the transport with the module's defaults.
 func (u *HTTPUpstream) Provision(ctx caddy.Context) error {
-	if err := u.fill(caddy.NewReplacer()); err != nil {
+	globals := caddy.NewReplacer()
+	if err := u.fill(globals); err != nil {
 		return err
 	}
+	u.warnEmptyEnv(ctx.Logger(), globals)
 	// A transport config Validate refuses is not loaded: loading it may
 	// fail first, in words that do not say why a run could not use it.
 	if u.tc.check(u.MaxResponseHeaderSize, caddy.NewReplacer()) != nil {
@@ -174,6 +178,27 @@ func (u *HTTPUpstream) fill(globals *caddy.Replacer) error {
 	return err
 }
 
+// envPlaceholder matches an {env.NAME} placeholder.
+var envPlaceholder = regexp.MustCompile(`\{env\.[^{}]+\}`)
+
+// warnEmptyEnv warns about each header_up value with an {env.*}
+// placeholder that resolves to empty: the header is still sent (an empty
+// value may be meant), but most often the variable is unset where Caddy
+// runs, and an agent refusing the call would not say why.
+func (u *HTTPUpstream) warnEmptyEnv(log *zap.Logger, globals *caddy.Replacer) {
+	for name, values := range u.HeaderUp {
+		for _, v := range values {
+			for _, ph := range envPlaceholder.FindAllString(v, -1) {
+				if globals.ReplaceAll(ph, "") == "" {
+					variable := strings.TrimSuffix(strings.TrimPrefix(ph, "{env."), "}")
+					log.Warn("a2a: header_up value uses an environment variable that is empty or unset; the header is sent with it empty",
+						zap.String("header", name), zap.String("variable", variable))
+				}
+			}
+		}
+	}
+}
+
 // Validate checks the settings and the transport they load.
 func (u *HTTPUpstream) Validate() error {
 	if err := u.check(caddy.NewReplacer()); err != nil {
@@ -193,6 +218,11 @@ func (u *HTTPUpstream) check(globals *caddy.Replacer) error {
 	if err := checkUpstreamURL(u.target); err != nil {
 		return err
 	}
+	return u.checkSettings(globals)
+}
+
+// checkSettings is check but for the URL.
+func (u *HTTPUpstream) checkSettings(globals *caddy.Replacer) error {
 	if u.Timeout < 0 {
 		return errors.New("timeout must be positive")
 	}
@@ -246,6 +276,8 @@ func (u *HTTPUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 //	}
 func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the kind, or the directive when it names none
+	// Where the block's errors are reported.
+	block := *d
 	if !d.NextArg() {
 		return d.ArgErr()
 	}
@@ -292,13 +324,42 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			u.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
 		default:
-			return d.Errf("unknown upstream subdirective %q", key)
+			return unknownSubdirective(d, "upstream", key, upstreamKeys)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	if err := u.checkParsed(); err != nil {
+		return block.WrapErr(err)
+	}
 	return nil
+}
+
+// checkParsed runs Validate's checks on a copy of u as Provision leaves
+// it, for the Caddyfile parser to name the line. A URL or header value
+// with a placeholder is checked by Validate alone, once resolved where
+// Caddy runs; whether its placeholders are global ones is known here.
+func (u *HTTPUpstream) checkParsed() error {
+	c := *u
+	globals := caddy.NewReplacer()
+	if err := c.fill(globals); err != nil {
+		return err
+	}
+	if !strings.Contains(u.URL, "{") {
+		if err := checkUpstreamURL(c.target); err != nil {
+			return err
+		}
+	}
+	c.headers = http.Header{}
+	for name, values := range u.HeaderUp {
+		for _, v := range values {
+			if !strings.Contains(v, "{") {
+				c.headers.Add(name, v)
+			}
+		}
+	}
+	return c.checkSettings(globals)
 }
 
 // checkUpstreamURL accepts the agent's URL.

@@ -3,11 +3,15 @@ package caddya2a
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // TestTransportDefaults: the transport config gets compression off and
@@ -146,5 +150,40 @@ func TestTransportContext(t *testing.T) {
 	cancel()
 	if c.Err() == nil {
 		t.Error("the run's cancellation does not reach the request")
+	}
+}
+
+// TestHeaderUpEmptyEnvWarns: a header_up value whose {env.*} resolves to
+// empty is logged at load, naming the header and the variable, and is
+// still sent (empty); a set variable and a literal are not.
+func TestHeaderUpEmptyEnvWarns(t *testing.T) {
+	t.Setenv("A2A_TEST_SET", "k")
+	t.Setenv("A2A_TEST_EMPTY", "")
+	u := &HTTPUpstream{URL: "http://127.0.0.1:9", HeaderUp: http.Header{
+		"Authorization": {"Bearer {env.A2A_TEST_UNSET_VAR}"},
+		"X-Empty":       {"{env.A2A_TEST_EMPTY}"},
+		"X-Set":         {"{env.A2A_TEST_SET}"},
+		"X-Literal":     {"v"},
+	}}
+	globals := caddy.NewReplacer()
+	if err := u.fill(globals); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	u.warnEmptyEnv(zap.New(core), globals)
+	got := map[string]string{}
+	for _, e := range logs.All() {
+		if e.Level != zap.WarnLevel || !strings.Contains(e.Message, "header_up") {
+			t.Errorf("unexpected entry %v %q", e.Level, e.Message)
+		}
+		f := e.ContextMap()
+		got[f["header"].(string)] = f["variable"].(string)
+	}
+	want := map[string]string{"Authorization": "A2A_TEST_UNSET_VAR", "X-Empty": "A2A_TEST_EMPTY"}
+	if !maps.Equal(got, want) {
+		t.Errorf("warned about %v, want %v", got, want)
+	}
+	if v := u.headers.Get("Authorization"); v != "Bearer " {
+		t.Errorf("the header is still sent as resolved: %q", v)
 	}
 }

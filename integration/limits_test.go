@@ -39,9 +39,23 @@ func TestHTTPEnvelope(t *testing.T) {
 	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST, OPTIONS" {
 		t.Errorf("GET on the RPC path: %d Allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
-	resp = rawPost(t, url, "text/plain", strings.NewReader(`{}`))
-	if resp.StatusCode != 415 {
-		t.Errorf("text/plain body: %d, want 415", resp.StatusCode)
+	// A wrong or missing media type (curl -d sends a form's) is told what
+	// to send, in one line.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{}`))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		const want = "a2a: unsupported Content-Type: send application/json or application/a2a+json\n"
+		if resp.StatusCode != 415 || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || string(b) != want {
+			t.Errorf("Content-Type %q: %d %q %q, want 415 text/plain %q", ct, resp.StatusCode, resp.Header.Get("Content-Type"), b, want)
+		}
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + small.ID + `"}}`
 	for _, ct := range []string{"application/a2a+json", "application/json; charset=utf-8"} {
@@ -96,9 +110,9 @@ func loadErrorAs(t *testing.T, contentType, cfg string) string {
 	return e.Error
 }
 
-// TestProvisionErrors: configs that parse but must not run fail the load
-// (and `caddy validate`) with a message saying why; the running config is
-// left alone.
+// TestProvisionErrors: configs that must not run fail the load (and
+// `caddy validate`) with a message saying why, the Caddyfile's with the
+// line of the a2a block; the running config is left alone.
 func TestProvisionErrors(t *testing.T) {
 	a := textAgent(t)
 	load(t, minimal(), map[string]any{"Agent": a.URL()})
@@ -109,17 +123,17 @@ func TestProvisionErrors(t *testing.T) {
 		{
 			name: "no skill",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tname N\n\t\tdescription D\n\t}\n}\n",
-			want: "skills: at least one skill is required",
+			want: "at least one skill is required (the agent card's skills, each with an id, a name, a description and tags), at Caddyfile:8",
 		},
 		{
 			name: "skill without tags",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tname N\n\t\tdescription D\n\t\tskill s {\n\t\t\tname S\n\t\t\tdescription S\n\t\t}\n\t}\n}\n",
-			want: "skills[0].tags: at least one tag is required",
+			want: `skill "s": at least one tag is required (tags), at Caddyfile:8`,
 		},
 		{
 			name: "no name",
 			cfg:  "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + "\n\t\tdescription D\n\t\tskill s {\n\t\t\tname S\n\t\t\tdescription S\n\t\t\ttags t\n\t\t}\n\t}\n}\n",
-			want: "card: name: is required",
+			want: "name is required (the agent card's name), at Caddyfile:8",
 		},
 		{
 			name: "bad media type",

@@ -202,6 +202,17 @@ func (s *Store) Len() int {
 	return len(s.tasks)
 }
 
+// Held reports how many tasks the store holds (expired ones not yet swept
+// included), how many of them wait on the client (input-required,
+// auth-required) and how many a run owns (submitted, working): what
+// closing the store drops.
+func (s *Store) Held() (total, waiting, running int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	total, waiting = len(s.tasks), s.idle.tasks.Len()
+	return total, waiting, total - waiting - s.finished.tasks.Len()
+}
+
 // check is the common entry test of every operation.
 func (s *Store) check(ctx context.Context) error {
 	if s.closed.Load() {

@@ -597,3 +597,21 @@ var stateNames = map[protocol.TaskState]string{
 	protocol.StateCanceled: "canceled", protocol.StateInputRequired: "input-required",
 	protocol.StateRejected: "rejected", protocol.StateAuthRequired: "auth-required",
 }
+
+// TestHeld counts the tasks by who holds them: a run, the client, or no
+// one (finished).
+func TestHeld(t *testing.T) {
+	s := newTest(t, Options{})
+	ctx := context.Background()
+	for id, st := range map[string]protocol.TaskState{
+		"run": protocol.StateWorking, "new": protocol.StateSubmitted,
+		"wait": protocol.StateInputRequired, "done": protocol.StateCompleted, "gone": protocol.StateCanceled,
+	} {
+		if _, err := s.Create(ctx, "o", task(id, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total, waiting, running := s.Held(); total != 5 || waiting != 1 || running != 2 {
+		t.Errorf("Held = %d, %d, %d; want 5, 1, 2", total, waiting, running)
+	}
+}
