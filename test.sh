@@ -33,6 +33,15 @@ if [ "${#need[@]}" -gt 0 ]; then
   fi
 fi
 
+# The first run fetches the Go modules of this module and of the nested
+# ones (interop, browser, bench) and the npm packages: it needs the network
+# (the Go module proxy, the npm registry) and says so rather than going
+# quiet while it downloads.
+echo "== go modules (downloaded once: this needs the network the first time)"
+for mod in . interop browser bench; do
+  [ -f "$mod/go.mod" ] && (cd "$mod" && go mod download)
+done
+
 echo "== go vet"
 go vet ./...
 
