@@ -93,18 +93,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.Errf("a2a takes no arguments, only a block (got %q)", d.Val())
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if key != "skill" && key != "extension" {
-			if line, dup := seen[key]; dup {
-				return d.Errf("duplicate subdirective %q (first at line %d)", key, line)
-			}
-			seen[key] = d.Line()
-		}
-		if err := h.unmarshalKey(d, key); err != nil {
-			return err
-		}
+	if err := subdirectives(d, "", []string{"skill", "extension"}, func(key string) error {
+		return h.unmarshalKey(d, key)
+	}); err != nil {
+		return err
 	}
 	// Validate's check, run here too so that the message names the line.
 	if err := h.checkParsed(); err != nil {
@@ -258,13 +250,7 @@ func (h *Handler) unmarshalSkill(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate skill subdirective %q (first at line %d)", key, line)
-		}
-		seen[key] = d.Line()
+	if err := subdirectives(d, "skill", nil, func(key string) error {
 		var err error
 		switch key {
 		case "name":
@@ -282,9 +268,9 @@ func (h *Handler) unmarshalSkill(d *caddyfile.Dispenser) error {
 		default:
 			return unknownSubdirective(d, "skill", key, skillKeys)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	h.Skills = append(h.Skills, s)
 	return nil
@@ -306,13 +292,7 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 		"max_text_size": &l.MaxTextSize, "max_file_size": &l.MaxFileSize, "max_metadata_size": &l.MaxMetadataSize,
 		"max_history_size": &l.MaxHistorySize, "max_task_output": &l.MaxTaskOutput,
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate limits subdirective %q (first at line %d)", key, line)
-		}
-		seen[key] = d.Line()
+	if err := subdirectives(d, "limits", nil, func(key string) error {
 		var err error
 		if p, ok := counts[key]; ok {
 			*p, err = countArg(d)
@@ -323,9 +303,9 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 		} else {
 			return unknownSubdirective(d, "limits", key, sortedKeys(counts, sizes))
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	h.Limits = l
 	return nil
@@ -341,13 +321,7 @@ func (h *Handler) unmarshalExtension(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate extension subdirective %q (first at line %d)", key, line)
-		}
-		seen[key] = d.Line()
+	if err := subdirectives(d, "extension", nil, func(key string) error {
 		switch key {
 		case "required":
 			if _, err := argsNoBlock(d, 0, 0); err != nil {
@@ -374,6 +348,9 @@ func (h *Handler) unmarshalExtension(d *caddyfile.Dispenser) error {
 		default:
 			return unknownSubdirective(d, "extension", key, extensionKeys)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	h.Extensions = append(h.Extensions, x)
 	return nil
@@ -386,13 +363,7 @@ func (h *Handler) unmarshalCORS(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	c := &CORS{}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate cors subdirective %q (first at line %d)", key, line)
-		}
-		seen[key] = d.Line()
+	if err := subdirectives(d, "cors", nil, func(key string) error {
 		var err error
 		switch key {
 		case "origins":
@@ -404,9 +375,9 @@ func (h *Handler) unmarshalCORS(d *caddyfile.Dispenser) error {
 		default:
 			return unknownSubdirective(d, "cors", key, corsKeys)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	h.CORS = c
 	return nil

@@ -311,13 +311,7 @@ func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if line, dup := seen[key]; dup {
-			return d.Errf("duplicate store subdirective %q (first at line %d)", key, line)
-		}
-		seen[key] = d.Line()
+	if err := subdirectives(d, "store", nil, func(key string) error {
 		var err error
 		switch key {
 		case "max_tasks":
@@ -333,9 +327,9 @@ func (m *MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return unknownSubdirective(d, "store", key, storeKeys)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	// Validate's check, on the settings as Provision fills them, so that
 	// the message names the line.

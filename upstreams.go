@@ -285,15 +285,7 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	seen := map[string]int{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if key != "header_up" {
-			if line, dup := seen[key]; dup {
-				return d.Errf("duplicate upstream subdirective %q (first at line %d)", key, line)
-			}
-			seen[key] = d.Line()
-		}
+	if err := subdirectives(d, "upstream", []string{"header_up"}, func(key string) error {
 		var err error
 		switch key {
 		case "timeout":
@@ -326,9 +318,9 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return unknownSubdirective(d, "upstream", key, upstreamKeys)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	if err := u.checkParsed(); err != nil {
 		return block.WrapErr(err)

@@ -65,3 +65,28 @@ func sortedKeys[V any](maps ...map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// subdirectives calls each for every subdirective of the block d is at,
+// after refusing a key given twice (naming its first line) unless it is
+// one of the repeatable keys. kind names the block in the message, as for
+// unknownSubdirective. Every block the module parses is walked here, so
+// they all refuse repeats the same way.
+func subdirectives(d *caddyfile.Dispenser, kind string, repeatable []string, each func(key string) error) error {
+	if kind != "" {
+		kind += " "
+	}
+	seen := map[string]int{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		if !slices.Contains(repeatable, key) {
+			if line, dup := seen[key]; dup {
+				return d.Errf("duplicate %ssubdirective %q (first at line %d)", kind, key, line)
+			}
+			seen[key] = d.Line()
+		}
+		if err := each(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
