@@ -126,8 +126,8 @@ func TestREADME(t *testing.T) {
 // copies of the example files are the files.
 func checkBlocks(t *testing.T, root string, readme []byte) (snippets, fragments []snippet) {
 	copies := map[string]string{
-		"ThreadingHTTPServer": "examples/first-agent/agent.py",
-		"{$FIRST_PORT":        "examples/first-agent/Caddyfile",
+		`"""Your first A2A agent`: "examples/first-agent/agent.py",
+		"{$FIRST_PORT":            "examples/first-agent/Caddyfile",
 	}
 	found := map[string]bool{}
 	for _, m := range fenced.FindAllSubmatchIndex(readme, -1) {
