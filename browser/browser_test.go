@@ -49,11 +49,19 @@ func open(t *testing.T, url string) *page {
 	return p
 }
 
-// seen is what the network answered for url.
+// seen is what the network answered for url, once it has answered at
+// least once (or 5s have passed): Chromium reports a response to the
+// listener asynchronously, and on a loaded machine after the page's fetch
+// has already settled.
 func (p *page) seen(url string) []int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]int64(nil), p.statuses[url]...)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		got := append([]int64(nil), p.statuses[url]...)
+		p.mu.Unlock()
+		if len(got) > 0 || time.Now().After(deadline) {
+			return got
+		}
+	}
 }
 
 // fetched is what a page's fetch got: the response as the page may read
