@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 )
@@ -77,8 +78,21 @@ func Negotiate(svc *handler.Service, w http.ResponseWriter, r *http.Request) han
 	return n
 }
 
-// WriteJSON answers 200 with the JSON body b.
-func WriteJSON(w http.ResponseWriter, b []byte) {
+// largeAnswer is the size from which a JSON answer is written within a
+// write deadline. A smaller one fits the connection's buffers and does not
+// block; a larger one (a task holding megabytes of artifacts) to a client
+// that stops reading would hold the request's goroutine for good, as an
+// SSE frame would without its deadline. Below it the answer costs no
+// deadline update (BenchmarkSendMessageBlocking).
+const largeAnswer = 64 << 10
+
+// WriteJSON answers 200 with the JSON body b. A large body is written
+// within timeout (0: none), after which the connection is cut.
+func WriteJSON(w http.ResponseWriter, b []byte, timeout time.Duration) {
+	if len(b) > largeAnswer && timeout > 0 {
+		// A writer without deadlines (a test recorder) is written as is.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout))
+	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}

@@ -344,3 +344,21 @@ func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 		t.Errorf("%d write deadlines set for a replay of 300 frames and the run's end", sets)
 	}
 }
+
+// TestLargeAnswerWriteTimeout: a plain JSON answer too large for the
+// connection's buffers (a task holding 2 MiB of artifacts) to a client
+// that stops reading is cut once its write outlasts WriteTimeout: the
+// request's goroutine does not stay blocked in the write.
+func TestLargeAnswerWriteTimeout(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	steps := make([]step, 32)
+	for i := range steps {
+		steps[i] = text(big)
+	}
+	h := newHarness(t, scriptAgent(steps...), func(o *handler.Options) { o.WriteTimeout = 200 * time.Millisecond })
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")})
+	id := str(t, resp, "result", "task", "id")
+	s := newStallServer(t, h.ep)
+	s.rawClient(t, call("GetTask", `{"id":"`+id+`"}`))
+	s.waitServed(t, "a 2 MiB answer to a client not reading")
+}

@@ -125,7 +125,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		if hvOK && hv == protocol.V10 {
 			codec = svc.Codec(protocol.V10)
 		}
-		writeError(w, codec, req.ID, perr)
+		b.writeError(w, codec, req.ID, perr)
 		return Stream{}
 	}
 
@@ -140,7 +140,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			s.Finish()
 			return
 		}
-		writeError(w, codec, req.ID, perr)
+		b.writeError(w, codec, req.ID, perr)
 	}
 
 	if perr := b.checkVersion(raw, hv, hvOK, dialect, req.Method); perr != nil {
@@ -155,7 +155,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		return Stream{}
 	}
 	if !known {
-		writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 		return Stream{}
 	}
 	// Before the params are even decoded: nothing is read or written for
@@ -178,7 +178,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
+		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
 	case protocol.MethodGetTask:
 		p, err := codec.DecodeGetTask(req.Params)
 		if err != nil {
@@ -190,7 +190,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodCancelTask:
 		p, err := codec.DecodeTaskID(req.Params)
 		if err != nil {
@@ -202,7 +202,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodListTasks:
 		p, err := codec.DecodeListTasks(req.Params)
 		if err != nil {
@@ -214,7 +214,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
+		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
 	case protocol.MethodStream:
 		p, err := codec.DecodeSend(req.Params)
 		if err != nil {
@@ -242,7 +242,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	default:
 		// Admit refuses every other known method (push configs, the
 		// extended card) until the service offers it.
-		writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 	}
 	return Stream{}
 }
@@ -295,21 +295,21 @@ func asParamsError(err error) *protocol.Error {
 
 // writeResult answers a success response whose result appendResult
 // encodes straight into a pooled buffer.
-func writeResult(w http.ResponseWriter, id json.RawMessage, appendResult func(dst []byte) []byte) {
-	b := httpbind.GetBuf()
-	*b = protocol.AppendResultHead(*b, id)
-	*b = appendResult(*b)
-	*b = protocol.AppendResponseEnd(*b)
-	httpbind.WriteJSON(w, *b)
-	httpbind.PutBuf(b)
+func (b *Binding) writeResult(w http.ResponseWriter, id json.RawMessage, appendResult func(dst []byte) []byte) {
+	buf := httpbind.GetBuf()
+	*buf = protocol.AppendResultHead(*buf, id)
+	*buf = appendResult(*buf)
+	*buf = protocol.AppendResponseEnd(*buf)
+	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.PutBuf(buf)
 }
 
 // writeError answers a JSON-RPC error response encoded by codec.
-func writeError(w http.ResponseWriter, codec protocol.Codec, id json.RawMessage, perr *protocol.Error) {
-	b := httpbind.GetBuf()
-	*b = protocol.AppendErrorHead(*b, id)
-	*b = codec.AppendError(*b, perr)
-	*b = protocol.AppendResponseEnd(*b)
-	httpbind.WriteJSON(w, *b)
-	httpbind.PutBuf(b)
+func (b *Binding) writeError(w http.ResponseWriter, codec protocol.Codec, id json.RawMessage, perr *protocol.Error) {
+	buf := httpbind.GetBuf()
+	*buf = protocol.AppendErrorHead(*buf, id)
+	*buf = codec.AppendError(*buf, perr)
+	*buf = protocol.AppendResponseEnd(*buf)
+	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.PutBuf(buf)
 }
