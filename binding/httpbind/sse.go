@@ -39,10 +39,10 @@ type SSE struct {
 	rc     *http.ResponseController
 	frames Frames
 	opened bool
-	// body and frame are pooled scratch buffers for a burst of frames,
+	// body and frameBuf are pooled scratch buffers for a burst of frames,
 	// taken when a frame is written and given back (Idle) before the
 	// stream waits: an idle stream holds none.
-	body, frame *[]byte
+	body, frameBuf *[]byte
 	writeGuard
 }
 
@@ -57,7 +57,7 @@ func (s *SSE) Init(w http.ResponseWriter, frames Frames, writeTimeout time.Durat
 // buffers takes the scratch buffers from the pool if s does not hold them.
 func (s *SSE) buffers() {
 	if s.body == nil {
-		s.body, s.frame = GetBuf(), GetBuf()
+		s.body, s.frameBuf = GetBuf(), GetBuf()
 	}
 }
 
@@ -67,8 +67,8 @@ func (s *SSE) release() {
 		return
 	}
 	PutBuf(s.body)
-	PutBuf(s.frame)
-	s.body, s.frame = nil, nil
+	PutBuf(s.frameBuf)
+	s.body, s.frameBuf = nil, nil
 }
 
 func (s *SSE) open() {
@@ -87,17 +87,22 @@ func (s *SSE) open() {
 // burst of events already at hand goes out with one Flush.
 func (s *SSE) Queue(eventID string, ev *protocol.Event) error {
 	s.buffers()
-	b := s.frames.AppendEvent((*s.body)[:0], ev)
-	*s.body = b
-	s.open()
-	f := protocol.AppendSSEEvent((*s.frame)[:0], eventID, b)
-	*s.frame = f
+	*s.body = s.frames.AppendEvent((*s.body)[:0], ev)
+	f := s.frame(eventID)
 	if err := s.begin(true); err != nil {
 		return err
 	}
 	_, err := s.w.Write(f)
 	s.end()
 	return err
+}
+
+// frame opens the answer and frames the data in the body buffer as one
+// SSE event with id eventID, in the frame buffer.
+func (s *SSE) frame(eventID string) []byte {
+	s.open()
+	*s.frameBuf = protocol.AppendSSEEvent((*s.frameBuf)[:0], eventID, *s.body)
+	return *s.frameBuf
 }
 
 // Flush sends what Queue wrote, within the deadline the last frame set.
@@ -137,12 +142,8 @@ func (s *SSE) Idle() {
 // as SSE only, so a plain JSON error would be lost on them.
 func (s *SSE) Fail(perr *protocol.Error) {
 	s.buffers()
-	b := s.frames.AppendError((*s.body)[:0], perr)
-	*s.body = b
-	s.open()
-	f := protocol.AppendSSEEvent((*s.frame)[:0], "", b)
-	*s.frame = f
-	_ = s.writeFrame(f)
+	*s.body = s.frames.AppendError((*s.body)[:0], perr)
+	_ = s.writeFrame(s.frame(""))
 }
 
 // Heartbeat writes a keep-alive comment between waits.
