@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // storeError maps a store failure on task id to the error the caller sees:
@@ -66,4 +67,27 @@ func newErrorID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// refusalError is the caller's answer when the agent refused its run with
+// one of the errors that pass through (upstream.PassesThrough): the same
+// code, with this module's message, never the agent's (its text may hold
+// internals; it goes to the log). Any other code is the generic failure.
+func refusalError(log *zap.Logger, taskID string, r *upstream.Refusal) *protocol.Error {
+	log.Info("a2a: agent refused the request", zap.String("task_id", taskID), zap.Int("code", r.Code), zap.String("detail", r.Detail))
+	switch r.Code {
+	case protocol.CodeTaskNotFound:
+		return protocol.ErrTaskNotFound(taskID)
+	case protocol.CodeTaskNotCancelable:
+		return protocol.ErrTaskNotCancelable(taskID)
+	case protocol.CodeUnsupportedOperation:
+		return protocol.ErrUnsupportedOperation("The agent does not support this operation")
+	case protocol.CodeContentTypeNotSupported:
+		return protocol.ErrContentTypeNotSupported("The agent does not accept the message's content types")
+	case protocol.CodeInvalidAgentResponse:
+		return protocol.ErrInvalidAgentResponse()
+	case protocol.CodeInvalidParams:
+		return protocol.ErrInvalidParams("The agent refused the request's parameters")
+	}
+	return internalError(log, "agent run", r, zap.String("task_id", taskID))
 }

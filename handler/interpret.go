@@ -24,6 +24,12 @@ type output interface {
 	mainParts(parts []protocol.Part, whole bool) error
 	// artifact adds a separate, complete artifact.
 	artifact(a *protocol.Artifact) error
+	// chunk adds a piece of the agent's own artifact a.ID (see
+	// upstream.EventChunk); hasChunk reports whether that id has one yet.
+	chunk(a *protocol.Artifact, appendTo, last bool) error
+	hasChunk(id string) bool
+	// ref records the task's upstream reference.
+	ref(ref string) error
 	// progress records a status note while the agent works.
 	progress(parts []protocol.Part) error
 	// end records the agent's outcome: a terminal or interrupted state,
@@ -79,6 +85,19 @@ func (in *interpreter) apply(ev *upstream.Event, out output) (done bool, err err
 			return true, out.overLimit(limit, max)
 		}
 		return false, out.artifact(ev.Artifact)
+	case upstream.EventChunk:
+		if ev.Artifact == nil || (len(ev.Artifact.Parts) == 0 && !ev.LastChunk) {
+			out.logger().Warn("a2a: agent sent an artifact chunk without parts; dropped")
+			return false, nil
+		}
+		if limit, max := in.over(out, ev.Artifact.Size(), !out.hasChunk(ev.Artifact.ID), false); limit != "" {
+			return true, out.overLimit(limit, max)
+		}
+		return false, out.chunk(ev.Artifact, ev.Append, ev.LastChunk)
+	case upstream.EventRef:
+		// Not output: no limit counts it (the kind bounds it, from ids
+		// that are bounded as a caller's are).
+		return false, out.ref(ev.Ref)
 	case upstream.EventStatus:
 		if limit, max := in.over(out, protocol.PartsSize(ev.Parts), false, false); limit != "" {
 			return true, out.overLimit(limit, max)

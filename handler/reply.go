@@ -128,6 +128,9 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 // -32603 naming it. A request that ended first (the client left) is not a
 // fault worth more than a debug line; nobody reads its answer.
 func replyError(ctx context.Context, log *zap.Logger, err error) *protocol.Error {
+	if r, ok := errors.AsType[*upstream.Refusal](err); ok {
+		return refusalError(log, "", r)
+	}
 	if ctx.Err() != nil {
 		id := newErrorID()
 		log.Debug("a2a: message reply abandoned, the request ended", zap.String("error_id", id), zap.Error(err))
@@ -163,6 +166,8 @@ type replyBuilder struct {
 	state protocol.TaskState
 	// nArtifacts counts the separate artifacts (max_artifacts).
 	nArtifacts int
+	// chunkIDs are the agent artifact ids whose pieces have come.
+	chunkIDs map[string]bool
 	log        *zap.Logger
 }
 
@@ -193,6 +198,26 @@ func (b *replyBuilder) artifact(a *protocol.Artifact) error {
 
 // progress: notes are transient, as in a task's status, and not part of
 // the answer.
+// chunk gathers an agent artifact's pieces like whole artifacts: a
+// message has no artifacts to replace, so a piece without append adds
+// its parts too.
+func (b *replyBuilder) chunk(a *protocol.Artifact, _, _ bool) error {
+	if !b.hasChunk(a.ID) {
+		if b.chunkIDs == nil {
+			b.chunkIDs = map[string]bool{}
+		}
+		b.chunkIDs[a.ID] = true
+		b.nArtifacts++
+	}
+	b.artifactParts = append(b.artifactParts, a.Parts...)
+	return nil
+}
+
+func (b *replyBuilder) hasChunk(id string) bool { return b.chunkIDs[id] }
+
+// ref is dropped: a message reply keeps no task to hold it.
+func (b *replyBuilder) ref(string) error { return nil }
+
 func (b *replyBuilder) progress([]protocol.Part) error { return nil }
 
 // end takes the outcome: a failed agent is an error (A2A has no failed

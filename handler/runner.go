@@ -273,8 +273,20 @@ type run struct {
 	// (textOpen), so each chunk appends in O(chunk).
 	text     strings.Builder
 	textOpen bool
+	// chunks maps the agent's own artifact ids (upstream.EventChunk) to
+	// the task's.
+	chunkIDs map[string]string
 	// in reads the agent's events, holding them to runLimits.
 	in interpreter
+	// refused is set, before the run settles, when the agent refused the
+	// run before any output (upstream.Refusal): a blocking or streaming
+	// send answers it as its error.
+	refused *upstream.Refusal
+	// ack, made only for an upstream.Refuser, is closed once the agent's
+	// first event is recorded or the run has settled or ended: a streaming
+	// send waits on it (Service.awaitAccepted).
+	ack     chan struct{}
+	ackDone bool
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -323,7 +335,16 @@ func (ru *run) releaseSlot() {
 	}
 }
 
+// acked closes ack once (if the run has one).
+func (ru *run) acked() {
+	if ru.ack != nil && !ru.ackDone {
+		ru.ackDone = true
+		close(ru.ack)
+	}
+}
+
 func (ru *run) execute(base context.Context) {
+	defer ru.acked()
 	defer ru.settle(nil)
 	ru.closing = base.Done()
 	ctx, cancel := context.WithCancel(base)
@@ -359,6 +380,7 @@ func (ru *run) execute(base context.Context) {
 
 	stream, err := ru.agent.Run(ctx, &ru.req)
 	if err != nil {
+		ru.refuse(err)
 		ru.fail(err, "")
 		return
 	}
@@ -374,10 +396,14 @@ func (ru *run) execute(base context.Context) {
 			return
 		}
 		if err != nil {
+			ru.refuse(err)
 			ru.fail(err, "")
 			return
 		}
 		done, err := ru.in.apply(&ev, ru)
+		if ev.Kind != upstream.EventRef {
+			ru.acked()
+		}
 		if errors.Is(err, store.ErrTooManyEvents) {
 			// The store accepts the terminal write that records this.
 			ru.fail(err, "")
@@ -390,6 +416,14 @@ func (ru *run) execute(base context.Context) {
 		if done {
 			return
 		}
+	}
+}
+
+// refuse notes a refusal by the agent that came before any output: the
+// caller gets its code. One after output is only a failure of the run.
+func (ru *run) refuse(err error) {
+	if r, ok := errors.AsType[*upstream.Refusal](err); ok && ru.in.events == 0 {
+		ru.refused = r
 	}
 }
 
@@ -544,6 +578,65 @@ func (ru *run) addArtifact(src *protocol.Artifact) error {
 			Artifact:  a,
 			LastChunk: true,
 		}}}
+	})
+}
+
+func (ru *run) hasChunk(id string) bool {
+	_, ok := ru.chunkIDs[id]
+	return ok
+}
+
+// chunk records a piece of the agent's artifact src.ID in the task's
+// artifact for that id (a new one on its first piece; appendTo false on
+// a later one replaces it, as an A2A artifact update without append
+// does). The agent's id is not the task's: ids must be unique within the
+// task across its turns, which an agent cannot know.
+func (ru *run) chunk(src *protocol.Artifact, appendTo, last bool) error {
+	id, known := ru.chunkIDs[src.ID]
+	if !known {
+		if ru.chunkIDs == nil {
+			ru.chunkIDs = map[string]string{}
+		}
+		id = newID()
+	}
+	a := *src
+	a.ID = id
+	a.Parts = append([]protocol.Part(nil), src.Parts...)
+	err := ru.commit(func(t *protocol.Task) []protocol.Event {
+		i := artifactIndex(t, id)
+		switch {
+		case i < 0:
+			// Appended in place, as addArtifact does.
+			t.Artifacts = append(t.Artifacts, a)
+		case appendTo:
+			t.Artifacts = slices.Clone(t.Artifacts)
+			t.Artifacts[i].Parts = append(slices.Clip(t.Artifacts[i].Parts), a.Parts...)
+		default:
+			t.Artifacts = slices.Clone(t.Artifacts)
+			t.Artifacts[i] = a
+		}
+		return []protocol.Event{{Artifact: &protocol.ArtifactUpdate{
+			TaskID:    t.ID,
+			ContextID: t.ContextID,
+			Artifact:  a,
+			Append:    known && appendTo,
+			LastChunk: last,
+		}}}
+	})
+	if err == nil && !known {
+		ru.chunkIDs[src.ID] = id
+	}
+	return err
+}
+
+// ref records the agent's reference for the task, written with no event.
+func (ru *run) ref(ref string) error {
+	if ref == ru.task.Upstream {
+		return nil
+	}
+	return ru.commit(func(t *protocol.Task) []protocol.Event {
+		t.Upstream = ref
+		return nil
 	})
 }
 

@@ -141,10 +141,10 @@ func ErrContentTypeNotSupported(msg string) *Error {
 	return newErr(CodeContentTypeNotSupported, "CONTENT_TYPE_NOT_SUPPORTED", msg)
 }
 
-// errInvalidAgentResponse is -32006. Nothing returns it yet (an agent's
-// bad output is a failed task); the golden error encodings keep its wire
-// form pinned for whoever does.
-func errInvalidAgentResponse() *Error {
+// ErrInvalidAgentResponse is -32006. The module's own agents' bad output
+// is a failed task; an A2A agent behind the gateway that answers it is
+// passed on.
+func ErrInvalidAgentResponse() *Error {
 	return newErr(CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", "Invalid agent response")
 }
 

@@ -123,7 +123,7 @@ func fixtureErrors() []struct {
 		{"push_not_supported", ErrPushNotSupported()},
 		{"unsupported_operation", ErrUnsupportedOperation("Task is in a terminal state")},
 		{"content_type_not_supported", ErrContentTypeNotSupported("")},
-		{"invalid_agent_response", errInvalidAgentResponse()},
+		{"invalid_agent_response", ErrInvalidAgentResponse()},
 		{"extended_card_not_configured", errExtendedCardNotConfigured()},
 		{"extension_support_required", ErrExtensionSupportRequired("https://ext.example.com/v1")},
 		{"version_not_supported", ErrVersionNotSupported("99.0", "")},

@@ -166,6 +166,10 @@ type Task struct {
 	Artifacts []Artifact
 	History   []Message
 	Metadata  json.RawMessage
+	// Upstream is the task's reference at the agent behind the module (an
+	// A2A agent's own task and context ids), kept with the task so any
+	// turn, on any replica, can find it again. It is never on the wire.
+	Upstream string
 }
 
 // StatusUpdate is a streamed change of a task's status.

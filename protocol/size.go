@@ -58,7 +58,7 @@ func (t *Task) Size() int {
 	if t == nil {
 		return 0
 	}
-	return len(t.ID) + len(t.ContextID) + len(t.Metadata) + t.Status.Message.Size() +
+	return len(t.ID) + len(t.ContextID) + len(t.Metadata) + len(t.Upstream) + t.Status.Message.Size() +
 		ArtifactsSize(t.Artifacts) + MessagesSize(t.History)
 }
 

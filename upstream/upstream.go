@@ -9,6 +9,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
@@ -29,6 +30,10 @@ type RunRequest struct {
 	Metadata json.RawMessage
 	// Extensions are the activated extension URIs.
 	Extensions []string
+	// Upstream is the reference this task's agent gave it on an earlier
+	// turn (an EventRef): for an A2A agent, its own task and context ids.
+	// "" on a task's first turn.
+	Upstream string
 }
 
 // EventKind tells what an agent event means.
@@ -45,6 +50,16 @@ const (
 	// EventStatus changes the task's state to State with an optional status
 	// message made of Parts. A terminal or interrupted State ends the run.
 	EventStatus
+	// EventChunk is a piece of one of the agent's own artifacts, named by
+	// Artifact.ID (the agent's id, not the task's): Append extends the
+	// earlier pieces of that id, LastChunk closes it. An A2A agent streams
+	// its artifacts this way; the task gets one artifact of its own per
+	// agent id.
+	EventChunk
+	// EventRef records Ref as the task's upstream reference, handed back
+	// in RunRequest.Upstream on the task's next turn and to a Canceler. It
+	// is not an A2A event: no caller sees it.
+	EventRef
 )
 
 // Event is one thing the agent produced.
@@ -61,6 +76,10 @@ type Event struct {
 	// artifact (a plain answer): no chunk follows, so it is streamed as one
 	// artifact update with lastChunk set instead of a chunk and a closer.
 	Whole bool
+	// Append and LastChunk are an EventChunk's flags.
+	Append, LastChunk bool
+	// Ref is an EventRef's reference.
+	Ref string
 }
 
 // Stream yields the events of one run.
@@ -77,4 +96,60 @@ type Stream interface {
 // the upstream call.
 type Agent interface {
 	Run(ctx context.Context, req *RunRequest) (Stream, error)
+}
+
+// Canceler is an Agent whose tasks outlive a run: an A2A agent keeps a
+// task that asks for input open between turns, so canceling it means
+// telling the agent. The handler calls Cancel for a task that is waiting
+// for input when its caller cancels it (a running task's run is aborted
+// through its context, and the kind tells the agent then).
+type Canceler interface {
+	Cancel(ctx context.Context, req *CancelRequest) error
+}
+
+// CancelRequest names the task to cancel at the agent.
+type CancelRequest struct {
+	TaskID string
+	// Upstream is the task's reference (see RunRequest.Upstream).
+	Upstream string
+	// User is the caller identity.
+	User string
+}
+
+// Refuser is an Agent that can refuse a run outright, before any output,
+// with an A2A error its caller should get as the answer to the send (an
+// A2A agent's invalid params, say). A streaming send to it waits for the
+// run's first event before the stream opens, so that a refusal is the
+// stream's error rather than a task that failed.
+type Refuser interface {
+	Agent
+	// Refuses reports whether this agent's runs may end in a *Refusal.
+	Refuses() bool
+}
+
+// Refusal is the error a run ends with when the agent refused it with one
+// of the A2A errors that reach the caller (PassesThrough). The handler
+// answers the caller with that code and its own message; Detail, the
+// agent's message, is for the log only.
+type Refusal struct {
+	Code   int
+	Detail string
+}
+
+func (r *Refusal) Error() string {
+	return "upstream: agent refused the request with A2A error " + strconv.Itoa(r.Code) + ": " + r.Detail
+}
+
+// PassesThrough reports whether an agent's A2A error code reaches the
+// caller as itself: the task and parameter errors, which are about what
+// the caller asked. Version, push and extended-card errors are the
+// module's own concern (it negotiates versions and owns push and the
+// card), and anything else is the generic failure.
+func PassesThrough(code int) bool {
+	switch code {
+	case protocol.CodeTaskNotFound, protocol.CodeTaskNotCancelable, protocol.CodeUnsupportedOperation,
+		protocol.CodeContentTypeNotSupported, protocol.CodeInvalidAgentResponse, protocol.CodeInvalidParams:
+		return true
+	}
+	return false
 }

@@ -279,6 +279,7 @@ func (w *packer) task(t *protocol.Task) {
 		w.message(&t.History[i])
 	}
 	w.bytes(t.Metadata)
+	w.str(t.Upstream)
 }
 
 func (w *packer) event(e *protocol.Event) {
@@ -594,6 +595,7 @@ func (r *unpacker) taskInto(t *protocol.Task, v store.View) {
 		}
 	}
 	t.Metadata = r.bytes()
+	t.Upstream = r.str()
 }
 
 func (r *unpacker) event(e *protocol.Event) {

@@ -43,6 +43,7 @@ func richTask() *protocol.Task {
 		},
 		History:  []protocol.Message{msg, {ID: "m2", Role: protocol.RoleAgent}},
 		Metadata: json.RawMessage(`{"t":"v"}`),
+		Upstream: "agent-task\x00agent-context",
 	}
 }
 
@@ -176,7 +177,7 @@ func TestPackCoversEveryField(t *testing.T) {
 		v    any
 		want int
 	}{
-		{protocol.Task{}, 6},
+		{protocol.Task{}, 7},
 		{protocol.TaskStatus{}, 3},
 		{protocol.Message{}, 8},
 		{protocol.Part{}, 8},
