@@ -216,6 +216,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 			User:       c.Owner,
 			Metadata:   p.Metadata,
 			Extensions: c.Extensions,
+			Upstream:   t.Upstream,
 		},
 	}
 }
@@ -263,6 +264,12 @@ func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 	t := s.task
 	if p.Blocking {
 		if final := e.waitSettled(ctx, s.run); final != nil {
+			if r := s.run.refused; r != nil {
+				// The agent refused the turn before any output (set before
+				// the run settled): the caller gets its error, as from the
+				// agent itself; the task records the turn as failed.
+				return nil, refusalError(e.log, t.ID, r)
+			}
 			t = final
 		} else {
 			// The wait ended with the request, the config, or a run that

@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // EventWriter is where a Stream's frames go: the binding's framing (an
@@ -116,8 +117,24 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		}
 		task, snapID = rec.Task, rec.LastEventID
 	}
+	// An agent that may refuse the turn (upstream.Refuser) is heard from
+	// before the stream opens, so that a refusal is the stream's error, as
+	// when calling the agent directly. Only then: the wait costs a channel.
+	if rf, ok := e.opts.Agent.(upstream.Refuser); ok && rf.Refuses() {
+		st.run.ack = make(chan struct{})
+	}
 	if perr := e.startRun(&st); perr != nil {
 		return nil, perr
+	}
+	if ack := st.run.ack; ack != nil {
+		select {
+		case <-ack:
+			if r := st.run.refused; r != nil {
+				return nil, refusalError(e.log, task.ID, r)
+			}
+		case <-ctx.Done():
+		case <-e.unloaded:
+		}
 	}
 	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
 }

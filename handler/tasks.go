@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // GetTask answers the caller's task, its history cut to the requested
@@ -49,9 +50,35 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
 			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
 		}
+		if rec.Task.Status.State.Interrupted() && t.Upstream != "" {
+			e.cancelUpstream(c, &t)
+		}
 		return &t, nil
 	}
 	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
+}
+
+// upstreamCancelWait bounds telling the agent of a cancel.
+const upstreamCancelWait = 10 * time.Second
+
+// cancelUpstream tells an agent that keeps tasks between turns
+// (upstream.Canceler) that a task waiting for input was canceled: no run
+// is going to abort, so the agent would otherwise keep it open. It runs
+// in the background: the cancel is recorded and answered whatever the
+// agent says, and a failure is only logged.
+func (e *Service) cancelUpstream(c Caller, t *protocol.Task) {
+	cn, ok := e.opts.Agent.(upstream.Canceler)
+	if !ok {
+		return
+	}
+	req := &upstream.CancelRequest{TaskID: t.ID, Upstream: t.Upstream, User: c.Owner}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), upstreamCancelWait)
+		defer cancel()
+		if err := cn.Cancel(ctx, req); err != nil {
+			e.log.Warn("a2a: the agent was not told of a cancel", zap.String("task_id", req.TaskID), zap.Error(err))
+		}
+	}()
 }
 
 // ListTasks lists the caller's tasks, newest status first. An anonymous caller owns nothing it
