@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,11 +97,16 @@ type peerDriver struct {
 	op map[string]string
 	// send sends text, continuing task when it is not nil; nonBlocking asks
 	// the server to answer before the task finishes.
-	send      func(ctx context.Context, text string, task *pResult, nonBlocking bool) (pResult, error)
-	stream    func(ctx context.Context, text string, task *pResult) ([]pEvent, error)
-	get       func(ctx context.Context, id string) (pResult, error)
-	cancel    func(ctx context.Context, id string) (pResult, error)
-	subscribe func(ctx context.Context, id string) ([]pEvent, error)
+	send   func(ctx context.Context, text string, task *pResult, nonBlocking bool) (pResult, error)
+	stream func(ctx context.Context, text string, task *pResult) ([]pEvent, error)
+	// streamEach is stream with each event also handed to each as it comes.
+	streamEach func(ctx context.Context, text string, each func(pEvent)) ([]pEvent, error)
+	get        func(ctx context.Context, id string) (pResult, error)
+	cancel     func(ctx context.Context, id string) (pResult, error)
+	subscribe  func(ctx context.Context, id string) ([]pEvent, error)
+	// is reports whether err is the client's sentinel error for a JSON-RPC
+	// error code (the code* constants).
+	is func(err error, code int) bool
 }
 
 var (
@@ -180,13 +186,17 @@ func v2PEvent(ev a2a.Event) pEvent {
 	return pEvent{Kind: fmt.Sprintf("%T", ev)}
 }
 
-func v2Collect(seq func(yield func(a2a.Event, error) bool)) ([]pEvent, error) {
+func v2Collect(seq func(yield func(a2a.Event, error) bool), each func(pEvent)) ([]pEvent, error) {
 	var out []pEvent
 	for ev, err := range seq {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, v2PEvent(ev))
+		pe := v2PEvent(ev)
+		if each != nil {
+			each(pe)
+		}
+		out = append(out, pe)
 	}
 	return out, nil
 }
@@ -219,7 +229,13 @@ func v2Driver(t *testing.T, ctx context.Context, p *peer, w *wire, compat bool) 
 			t.Fatalf("v2 client on %s: %v (interfaces %v)", p.Name, err, ifaces(card))
 		}
 	}
-	d := peerDriver{name: "v2-1.0", sentVersion: "1.0", op: ops10}
+	d := peerDriver{name: "v2-1.0", sentVersion: "1.0", op: ops10, is: func(err error, code int) bool {
+		sentinel, ok := map[int]error{
+			codeInvalidParams: a2a.ErrInvalidParams, codeTaskNotFound: a2a.ErrTaskNotFound,
+			codeTaskNotCancelable: a2a.ErrTaskNotCancelable, codeUnsupportedOperation: a2a.ErrUnsupportedOperation,
+		}[code]
+		return ok && errors.Is(err, sentinel)
+	}}
 	if compat {
 		d.name, d.sentVersion, d.op = "v2-0.3-compat", "0.3", ops03
 	}
@@ -241,7 +257,10 @@ func v2Driver(t *testing.T, ctx context.Context, p *peer, w *wire, compat bool) 
 		return v2Result(res), nil
 	}
 	d.stream = func(ctx context.Context, text string, task *pResult) ([]pEvent, error) {
-		return v2Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msgFor(text, task)}))
+		return v2Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msgFor(text, task)}), nil)
+	}
+	d.streamEach = func(ctx context.Context, text string, each func(pEvent)) ([]pEvent, error) {
+		return v2Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msgFor(text, nil)}), each)
 	}
 	d.get = func(ctx context.Context, id string) (pResult, error) {
 		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(id)})
@@ -258,7 +277,7 @@ func v2Driver(t *testing.T, ctx context.Context, p *peer, w *wire, compat bool) 
 		return v2Result(task), nil
 	}
 	d.subscribe = func(ctx context.Context, id string) ([]pEvent, error) {
-		return v2Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(id)}))
+		return v2Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(id)}), nil)
 	}
 	return d
 }
@@ -320,13 +339,17 @@ func v03PEvent(ev a2a03.Event) pEvent {
 	return pEvent{Kind: fmt.Sprintf("%T", ev)}
 }
 
-func v03Collect(seq func(yield func(a2a03.Event, error) bool)) ([]pEvent, error) {
+func v03Collect(seq func(yield func(a2a03.Event, error) bool), each func(pEvent)) ([]pEvent, error) {
 	var out []pEvent
 	for ev, err := range seq {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, v03PEvent(ev))
+		pe := v03PEvent(ev)
+		if each != nil {
+			each(pe)
+		}
+		out = append(out, pe)
 	}
 	return out, nil
 }
@@ -349,7 +372,13 @@ func v03DriverFor(t *testing.T, ctx context.Context, p *peer, w *wire) peerDrive
 		}
 		return m
 	}
-	d := peerDriver{name: "v0.3", sentVersion: "", op: ops03}
+	d := peerDriver{name: "v0.3", sentVersion: "", op: ops03, is: func(err error, code int) bool {
+		sentinel, ok := map[int]error{
+			codeInvalidParams: a2a03.ErrInvalidParams, codeTaskNotFound: a2a03.ErrTaskNotFound,
+			codeTaskNotCancelable: a2a03.ErrTaskNotCancelable, codeUnsupportedOperation: a2a03.ErrUnsupportedOperation,
+		}[code]
+		return ok && errors.Is(err, sentinel)
+	}}
 	d.send = func(ctx context.Context, text string, task *pResult, nonBlocking bool) (pResult, error) {
 		params := &a2a03.MessageSendParams{Message: msgFor(text, task)}
 		if nonBlocking {
@@ -362,7 +391,10 @@ func v03DriverFor(t *testing.T, ctx context.Context, p *peer, w *wire) peerDrive
 		return v03Result(res), nil
 	}
 	d.stream = func(ctx context.Context, text string, task *pResult) ([]pEvent, error) {
-		return v03Collect(c.SendStreamingMessage(ctx, &a2a03.MessageSendParams{Message: msgFor(text, task)}))
+		return v03Collect(c.SendStreamingMessage(ctx, &a2a03.MessageSendParams{Message: msgFor(text, task)}), nil)
+	}
+	d.streamEach = func(ctx context.Context, text string, each func(pEvent)) ([]pEvent, error) {
+		return v03Collect(c.SendStreamingMessage(ctx, &a2a03.MessageSendParams{Message: msgFor(text, nil)}), each)
 	}
 	d.get = func(ctx context.Context, id string) (pResult, error) {
 		task, err := c.GetTask(ctx, &a2a03.TaskQueryParams{ID: a2a03.TaskID(id)})
@@ -379,7 +411,7 @@ func v03DriverFor(t *testing.T, ctx context.Context, p *peer, w *wire) peerDrive
 		return v03Result(task), nil
 	}
 	d.subscribe = func(ctx context.Context, id string) ([]pEvent, error) {
-		return v03Collect(c.ResubscribeToTask(ctx, &a2a03.TaskIDParams{ID: a2a03.TaskID(id)}))
+		return v03Collect(c.ResubscribeToTask(ctx, &a2a03.TaskIDParams{ID: a2a03.TaskID(id)}), nil)
 	}
 	return d
 }

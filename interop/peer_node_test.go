@@ -133,39 +133,35 @@ func startJSPeer(t *testing.T, port int, legacy bool) *peer {
 	if legacy {
 		p.Name, p.RPC03, p.Version = "a2a-js-hybrid", base+peerRPCPath, "1.0 0.3"
 	}
-	p.calls = func(t *testing.T) []peerCall {
-		t.Helper()
+	p.calls = func() ([]peerCall, error) {
 		var out []peerCall
-		jsControl(t, http.MethodGet, base+"/_calls", &out)
-		return out
+		err := jsControl(http.MethodGet, base+"/_calls", &out)
+		return out, err
 	}
-	p.reset = func(t *testing.T) {
-		t.Helper()
-		jsControl(t, http.MethodPost, base+"/_calls/reset", nil)
-	}
+	p.reset = func() error { return jsControl(http.MethodPost, base+"/_calls/reset", nil) }
 	return p
 }
 
 // jsControl calls the node peer's recorder endpoints.
-func jsControl(t *testing.T, method, url string, into any) {
-	t.Helper()
+func jsControl(method, url string, into any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(""))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d", method, url, resp.StatusCode)
+		return fmt.Errorf("%s %s: status %d", method, url, resp.StatusCode)
 	}
 	if into != nil {
 		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
-			t.Fatalf("%s %s: decoding: %v", method, url, err)
+			return fmt.Errorf("%s %s: decoding: %w", method, url, err)
 		}
 	}
+	return nil
 }

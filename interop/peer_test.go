@@ -30,9 +30,11 @@ type peer struct {
 	// "0.3" or "1.0 0.3".
 	Version string
 
-	calls func(t *testing.T) []peerCall
-	reset func(t *testing.T)
-	t     *testing.T
+	calls func() ([]peerCall, error)
+	reset func() error
+	// t is the test that started the agent; a recorder failure is reported
+	// on it (Errorf, safe from its subtests).
+	t *testing.T
 }
 
 // peerCall is one HTTP request the agent got, reduced to what a gateway test
@@ -58,7 +60,13 @@ type peerCall struct {
 }
 
 // Calls returns every request the agent got since start or the last ResetCalls.
-func (p *peer) Calls() []peerCall { return p.calls(p.t) }
+func (p *peer) Calls() []peerCall {
+	calls, err := p.calls()
+	if err != nil {
+		p.t.Errorf("reading %s's recorded calls: %v", p.Name, err)
+	}
+	return calls
+}
 
 // Methods returns the JSON-RPC methods of Calls, in order, skipping non-RPC
 // requests.
@@ -73,7 +81,11 @@ func (p *peer) Methods() []string {
 }
 
 // ResetCalls forgets the recorded calls.
-func (p *peer) ResetCalls() { p.reset(p.t) }
+func (p *peer) ResetCalls() {
+	if err := p.reset(); err != nil {
+		p.t.Errorf("resetting %s's recorded calls: %v", p.Name, err)
+	}
+}
 
 // localListener listens on a free loopback port, closed when the test ends.
 func localListener(t *testing.T) net.Listener {
@@ -229,8 +241,8 @@ func serveGoPeer(t *testing.T, ln net.Listener, log *callLog, h http.Handler, p 
 		<-done
 	})
 	p.t = t
-	p.calls = func(*testing.T) []peerCall { return log.snapshot() }
-	p.reset = func(*testing.T) { log.clear() }
+	p.calls = func() ([]peerCall, error) { return log.snapshot(), nil }
+	p.reset = func() error { log.clear(); return nil }
 	return p
 }
 

@@ -65,7 +65,9 @@ func TestPeerAgents(t *testing.T) {
 					for _, sc := range peerScenarios {
 						t.Run(sc.name, func(t *testing.T) {
 							ctx, w := testCtx(t), newWire(t)
-							w.header = http.Header{"X-User": {"alice"}}
+							// Headers a gateway must forward (or must not): each agent
+							// records them, and reports X-User back in peerSeen.
+							w.header = http.Header{"X-User": {"alice"}, "Authorization": {"Bearer peer-token"}, "Cookie": {"s=1"}}
 							d := connectDriver(t, ctx, p, w, dn)
 							p.ResetCalls()
 							sc.run(t, ctx, p, d)
@@ -121,8 +123,10 @@ func checkCalls(t *testing.T, p *peer, d peerDriver, ops ...string) []peerCall {
 	var got []string
 	for _, c := range rpcs {
 		got = append(got, c.Method)
-		if c.HTTPMethod != http.MethodPost || c.A2AVersion != d.sentVersion || c.XUser != "alice" {
-			t.Errorf("call %s: %s A2A-Version %q X-User %q, want POST %q %q", c.Method, c.HTTPMethod, c.A2AVersion, c.XUser, d.sentVersion, "alice")
+		if c.HTTPMethod != http.MethodPost || c.A2AVersion != d.sentVersion || c.XUser != "alice" ||
+			c.Authorization != "Bearer peer-token" || c.Cookie != "s=1" {
+			t.Errorf("call %s: %s A2A-Version %q X-User %q Authorization %q Cookie %q, want POST %q %q %q %q",
+				c.Method, c.HTTPMethod, c.A2AVersion, c.XUser, c.Authorization, c.Cookie, d.sentVersion, "alice", "Bearer peer-token", "s=1")
 		}
 		wantPath := p.RPC
 		if d.sentVersion != "1.0" {
