@@ -36,6 +36,9 @@ type Interface struct {
 	// Binding is "JSONRPC", "GRPC" or "HTTP+JSON".
 	Binding string
 	Version Version
+	// Tenant is the 1.0 tenant a client names in every request to this
+	// interface; empty for none (and always in 0.3, which has no tenants).
+	Tenant string
 }
 
 // Extension is an A2A extension the agent supports.

@@ -65,6 +65,7 @@ func appendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 			dst = jsonwire.AppendString(dst, bindingOf(in))
 			dst = append(dst, `,"protocolVersion":`...)
 			dst = jsonwire.AppendString(dst, in.Version.String())
+			dst = appendOptString(dst, `,"tenant":`, in.Tenant)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

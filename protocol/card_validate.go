@@ -24,8 +24,20 @@ func ValidateCard(c *AgentCard) error {
 		return errors.New("card: missing")
 	}
 	var errs []error
+	for _, v := range cardViolations(c, true) {
+		errs = append(errs, errors.New("card: "+v.Field+": "+v.Description))
+	}
+	return errors.Join(errs...)
+}
+
+// cardViolations lists what ValidateCard reports, one violation per
+// problem, named by the card's JSON field. withInterfaces leaves the
+// interfaces out when false: a card read from an agent names them by its
+// own version's members, and ParseCard checks them there.
+func cardViolations(c *AgentCard, withInterfaces bool) []FieldViolation {
+	var vs []FieldViolation
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("card: %s: "+format, append([]any{field}, args...)...))
+		vs = append(vs, FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
 	}
 	required := func(field, v string) {
 		if strings.TrimSpace(v) == "" {
@@ -58,7 +70,11 @@ func ValidateCard(c *AgentCard) error {
 	if c.IconURL != "" {
 		checkURL("iconUrl", c.IconURL)
 	}
-	for i, in := range c.Interfaces {
+	ifs := c.Interfaces
+	if !withInterfaces {
+		ifs = nil
+	}
+	for i, in := range ifs {
 		f := fmt.Sprintf("interfaces[%d]", i)
 		checkURL(f+".url", in.URL)
 		if in.Version != V03 && in.Version != V10 {
@@ -99,7 +115,7 @@ func ValidateCard(c *AgentCard) error {
 		checkModes(f+".inputModes", s.InputModes)
 		checkModes(f+".outputModes", s.OutputModes)
 	}
-	return errors.Join(errs...)
+	return vs
 }
 
 // checkHTTPURL accepts an absolute http or https URL with a host and no

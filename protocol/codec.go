@@ -55,4 +55,30 @@ type Codec interface {
 	AppendListTasks(dst []byte, r *ListTasksResult) []byte
 	// AppendError appends the JSON-RPC error object.
 	AppendError(dst []byte, e *Error) []byte
+
+	// The client side: what the module sends to an A2A agent and reads
+	// back from it. Everything decoded is held to the codec's limits, as a
+	// caller's request is; errors are *Error -32006 (ErrInvalidAgentResponse)
+	// with a field violation naming what is wrong, paths rooted at
+	// "result".
+
+	// MethodName is the wire name of m in this version; "" for an
+	// operation the version does not have (ListTasks in 0.3).
+	MethodName(m Method) string
+	// AppendSendParams appends send and stream params. 0.3 always writes
+	// configuration.blocking; 1.0 writes the tenant and returnImmediately
+	// (when !p.Blocking) and leaves an empty configuration out.
+	AppendSendParams(dst []byte, p *SendParams) []byte
+	// AppendGetTaskParams appends get params.
+	AppendGetTaskParams(dst []byte, p *GetTaskParams) []byte
+	// AppendTaskIDParams appends cancel and subscribe params.
+	AppendTaskIDParams(dst []byte, p *TaskIDParams) []byte
+	// DecodeTask decodes a bare Task result (get, cancel).
+	DecodeTask(result json.RawMessage) (*Task, error)
+	// DecodeSendResult decodes a non-streaming send result: an Event with
+	// exactly one of Task or Message set.
+	DecodeSendResult(result json.RawMessage) (*Event, error)
+	// DecodeStreamResult decodes the result of one stream frame: an Event
+	// with exactly one member set.
+	DecodeStreamResult(result json.RawMessage) (*Event, error)
 }

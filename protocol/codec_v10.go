@@ -37,6 +37,7 @@ var v10 = dialect{
 	appendError:  appendErrorV10,
 	immediateKey: [2]string{"returnImmediately", "return_immediately"},
 	pushKey:      [2]string{"taskPushNotificationConfig", "task_push_notification_config"},
+	tenants:      true,
 	lim:          DefaultLimits(),
 }
 

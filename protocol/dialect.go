@@ -36,6 +36,8 @@ type dialect struct {
 	blockingKey  string    // 0.3 "blocking" (true = wait)
 	immediateKey [2]string // 1.0 "returnImmediately" (true = do not wait)
 	pushKey      [2]string // the inline push notification config
+	// tenants: requests name a tenant (1.0); 0.3 has none to write.
+	tenants bool
 
 	// lim bounds what a request may carry; a codec made by NewCodec has
 	// its own copy of the dialect with its limits.

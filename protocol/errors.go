@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Error is a protocol error in neutral form. Each codec renders it as a
 // JSON-RPC error object: 1.0 with data [ErrorInfo, BadRequest?], 0.3 with an
@@ -19,6 +22,11 @@ type Error struct {
 	// Violations become a google.rpc.BadRequest detail (1.0) or
 	// data.fieldViolations (0.3).
 	Violations []FieldViolation
+	// Data is the data member of an error response read from an agent
+	// (DecodeResponse), kept as sent; nil when there was none. The
+	// encoders never write it: what reaches a caller is built from Code,
+	// Reason, Metadata and Violations.
+	Data json.RawMessage
 }
 
 // FieldViolation names one invalid field of a request.
