@@ -68,8 +68,9 @@ type cardJSON struct {
 // entries of a version this module does not speak are skipped. Otherwise
 // it is a 0.3 card: url with preferredTransport (JSONRPC by default)
 // first, then the additionalInterfaces not already listed, all of the
-// card's protocolVersion (0.3 by default). An empty binding reads as
-// JSONRPC.
+// card's protocolVersion (0.3 by default; a2a-go's 0.3 rendering of a 1.0
+// card states 1.0 there, and its reader takes it at its word, as this one
+// does). An empty binding reads as JSONRPC.
 //
 // The card must be one this module can serve from and call: the checks of
 // ValidateCard (name, description, version, skills with tags, URLs, media
@@ -171,8 +172,8 @@ func cardFromJSON(raw *cardJSON) (*AgentCard, []FieldViolation) {
 		return c, vs
 	}
 	v, ok := ParseVersionHeader(raw.ProtocolVersion)
-	if !ok || v != V03 {
-		vs = append(vs, FieldViolation{Field: "protocolVersion", Description: fmt.Sprintf("%q is not 0.3", raw.ProtocolVersion)})
+	if !ok {
+		vs = append(vs, FieldViolation{Field: "protocolVersion", Description: fmt.Sprintf("%q is not 0.3 or 1.0", raw.ProtocolVersion)})
 		return c, vs
 	}
 	if raw.URL == "" {

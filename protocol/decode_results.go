@@ -128,7 +128,10 @@ func decodeStatus(d *dialect, v []byte, field string, s *TaskStatus) *Error {
 			var ts string
 			if ts, e = readString(val, field, "timestamp"); e == nil {
 				t, ok := parseTimestamp(ts)
-				if !ok {
+				if !ok || t.Year() > 9999 || t.Year() < 0 {
+					// A year the encoders cannot write back as RFC 3339
+					// (an offset can carry year 0 into year -1) is refused
+					// here, not relayed as a timestamp no client can read.
 					return invalidField(join(field, "timestamp"), "must be an RFC 3339 timestamp")
 				}
 				s.Timestamp = t
