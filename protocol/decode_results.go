@@ -378,7 +378,10 @@ func decodeTaggedEvent(d *dialect, r []byte, n int) (*Event, *Error) {
 	for i, k := range eventKinds[:n] {
 		if k.kind == kind {
 			ev := &Event{}
-			return ev, decodeEventAs(d, ev, i, r, resultField)
+			if e := decodeEventAs(d, ev, i, r, resultField); e != nil {
+				return nil, e
+			}
+			return ev, nil
 		}
 	}
 	names := make([]string, n)
@@ -405,9 +408,6 @@ func decodeEventAs(d *dialect, ev *Event, i int, v []byte, field string) (e *Err
 		ev.Status, e = decodeStatusUpdate(d, v, field)
 	default:
 		ev.Artifact, e = decodeArtifactUpdate(d, v, field)
-	}
-	if e != nil {
-		*ev = Event{}
 	}
 	return e
 }
