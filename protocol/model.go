@@ -1,8 +1,11 @@
 // Package protocol is the A2A wire layer: a neutral model of tasks, messages,
 // parts and events that both protocol versions map onto, one codec per wire
 // version (0.3 and 1.0), the JSON-RPC 2.0 envelope, SSE framing and Agent Card
-// rendering. It never imports Caddy; everything above it works on the neutral
-// model only, so a behaviour is written once and rendered twice.
+// rendering. Each codec also has a client side (request params out, results
+// in; ParseCard and DecodeResponse beside them) for calling an A2A agent,
+// which holds the agent's output to the limits a caller's input meets. It
+// never imports Caddy; everything above it works on the neutral model only,
+// so a behaviour is written once and rendered twice.
 package protocol
 
 import (
