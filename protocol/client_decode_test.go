@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // onWire is what a value looks like after a trip through version v's
@@ -285,6 +286,21 @@ func TestClientDecodeGarbage(t *testing.T) {
 				check("DecodeStreamResult", err)
 			}
 		}
+	}
+}
+
+// TestAgentErrorFieldBounded: a repeated member's name, the agent's own
+// text, is cut short in the field it names.
+func TestAgentErrorFieldBounded(t *testing.T) {
+	key := strings.Repeat("é", 300)
+	_, err := codecV10.DecodeTask(json.RawMessage(`{"id":"t","` + key + `":1,"` + key + `":2}`))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidAgentResponse {
+		t.Fatalf("%v", err)
+	}
+	f := e.Violations[0].Field
+	if !strings.HasPrefix(f, "result.éé") || !strings.HasSuffix(f, "…") || len(f) > maxFieldBytes+len("…") || !utf8.ValidString(f) {
+		t.Fatalf("field %q", f)
 	}
 }
 

@@ -1,6 +1,10 @@
 package protocol
 
-import "github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+import (
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+)
 
 // The result decoders of both versions: what an A2A agent answers the
 // module. They use the params decoders' readers, so the agent's output is
@@ -18,13 +22,24 @@ func agentError(e *Error) *Error {
 		return nil
 	}
 	a := ErrInvalidAgentResponse()
-	a.Violations = e.Violations
 	a.Metadata = e.Metadata
-	if len(e.Violations) > 0 {
-		a.Message += ": " + e.Violations[0].Field + ": " + e.Violations[0].Description
+	for _, v := range e.Violations {
+		// A field path holds the agent's own member name when the agent
+		// repeated one, so it is bounded before it reaches a log or an
+		// error: a name is no reason to carry megabytes.
+		if len(v.Field) > maxFieldBytes {
+			v.Field = strings.ToValidUTF8(v.Field[:maxFieldBytes], "") + "…"
+		}
+		a.Violations = append(a.Violations, v)
+	}
+	if len(a.Violations) > 0 {
+		a.Message += ": " + a.Violations[0].Field + ": " + a.Violations[0].Description
 	}
 	return a
 }
+
+// maxFieldBytes bounds a field path in an agent error.
+const maxFieldBytes = 256
 
 // resultField roots the paths of every result decoder's errors.
 const resultField = "result"
