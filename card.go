@@ -1,6 +1,7 @@
 package caddya2a
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -16,7 +17,7 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 	card := &protocol.AgentCard{
 		Name:               h.Name,
 		Description:        h.Description,
-		Version:            h.Version,
+		Version:            cmp.Or(h.Version, DefaultCardVersion),
 		DocumentationURL:   h.DocumentationURL,
 		IconURL:            h.IconURL,
 		DefaultInputModes:  orDefault(h.InputModes, defaultModes),
@@ -26,17 +27,7 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 	if h.Provider != nil {
 		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
 	}
-	for _, s := range h.Skills {
-		card.Skills = append(card.Skills, protocol.Skill{
-			ID:          s.ID,
-			Name:        s.Name,
-			Description: s.Description,
-			Tags:        slices.Clone(s.Tags),
-			Examples:    slices.Clone(s.Examples),
-			InputModes:  slices.Clone(s.InputModes),
-			OutputModes: slices.Clone(s.OutputModes),
-		})
-	}
+	card.Skills = h.cardSkills()
 	// Validate with a placeholder interface: the real URL is only known per
 	// request, and the card rules require one.
 	probe := *card
@@ -58,4 +49,67 @@ func orDefault(v, def []string) []string {
 		return slices.Clone(def)
 	}
 	return slices.Clone(v)
+}
+
+// mergeCard is a gateway's card: the agent's, with every card field the
+// config sets in its place (skills and extensions as whole lists). The
+// interfaces are the mount's (the card server adds them), and so are the
+// capabilities: streaming as configured (the module streams whether the
+// agent does or not), no push notifications.
+func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, error) {
+	card := *agent
+	card.Interfaces = nil
+	card.PushNotifications = false
+	card.ExtendedCard = false
+	card.Streaming = *h.Streaming
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&card.Name, h.Name)
+	set(&card.Description, h.Description)
+	set(&card.Version, h.Version)
+	set(&card.DocumentationURL, h.DocumentationURL)
+	set(&card.IconURL, h.IconURL)
+	if h.Provider != nil {
+		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
+	}
+	if len(h.InputModes) > 0 {
+		card.DefaultInputModes = slices.Clone(h.InputModes)
+	}
+	if len(h.OutputModes) > 0 {
+		card.DefaultOutputModes = slices.Clone(h.OutputModes)
+	}
+	if len(h.Skills) > 0 {
+		card.Skills = h.cardSkills()
+	}
+	if len(h.Extensions) > 0 {
+		card.Extensions = protocolExtensions(h.Extensions)
+	}
+	probe := card
+	for _, v := range h.versions {
+		probe.Interfaces = append(probe.Interfaces, protocol.Interface{URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v})
+	}
+	if err := protocol.ValidateCard(&probe); err != nil {
+		return nil, err
+	}
+	return &card, nil
+}
+
+// cardSkills are the configured skills as the card's.
+func (h *Handler) cardSkills() []protocol.Skill {
+	var out []protocol.Skill
+	for _, s := range h.Skills {
+		out = append(out, protocol.Skill{
+			ID:          s.ID,
+			Name:        s.Name,
+			Description: s.Description,
+			Tags:        slices.Clone(s.Tags),
+			Examples:    slices.Clone(s.Examples),
+			InputModes:  slices.Clone(s.InputModes),
+			OutputModes: slices.Clone(s.OutputModes),
+		})
+	}
+	return out
 }

@@ -46,9 +46,6 @@ func (h *Handler) fillDefaults() {
 	if h.RPCPath == "" {
 		h.RPCPath = DefaultRPCPath
 	}
-	if h.Version == "" {
-		h.Version = DefaultCardVersion
-	}
 	if h.Owner == "" {
 		h.Owner = DefaultOwner
 	}
@@ -122,8 +119,15 @@ func (h *Handler) check() error {
 	if h.CardMaxAge < 0 {
 		return errors.New("card_max_age must not be negative")
 	}
-	if err := h.checkCardSettings(); err != nil {
+	fromAgent := h.cardFromAgent()
+	if err := h.checkCardSettings(fromAgent); err != nil {
 		return err
+	}
+	h.card = nil
+	if fromAgent && !h.cardComplete() {
+		// The agent's card, merged with what is set, is validated as it
+		// comes; until then there is no card to serve.
+		return nil
 	}
 	card, err := h.buildCard()
 	if err != nil {
@@ -131,6 +135,33 @@ func (h *Handler) check() error {
 	}
 	h.card = card
 	return nil
+}
+
+// cardFromAgent reports whether the upstream brings a card of its own
+// (CardProvider): the card settings are then overrides, all optional.
+func (h *Handler) cardFromAgent() bool {
+	if h.upstream != nil {
+		_, ok := h.upstream.(CardProvider)
+		return ok
+	}
+	var probe struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(h.UpstreamRaw, &probe) != nil || probe.Kind == "" {
+		return false
+	}
+	info, err := caddy.GetModule("a2a.upstreams." + probe.Kind)
+	if err != nil {
+		return false
+	}
+	_, ok := info.New().(CardProvider)
+	return ok
+}
+
+// cardComplete reports whether the card settings alone make a card: a
+// gateway serves it until its agent's card is known.
+func (h *Handler) cardComplete() bool {
+	return strings.TrimSpace(h.Name) != "" && strings.TrimSpace(h.Description) != "" && len(h.Skills) > 0
 }
 
 // checkExtensions refuses what no client could activate, repeated URIs
@@ -232,14 +263,14 @@ func checkPublicURL(s string) error {
 // the words of the config (protocol.ValidateCard, which buildCard runs,
 // names the card's wire fields): one message for a JSON and a Caddyfile
 // config, with the setting to add or fix.
-func (h *Handler) checkCardSettings() error {
+func (h *Handler) checkCardSettings(fromAgent bool) error {
 	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	switch {
-	case blank(h.Name):
+	case blank(h.Name) && (!fromAgent || h.Name != ""):
 		return errors.New("name is required (the agent card's name)")
-	case blank(h.Description):
+	case blank(h.Description) && (!fromAgent || h.Description != ""):
 		return errors.New("description is required (the agent card's description)")
-	case blank(h.Version):
+	case h.Version != "" && blank(h.Version):
 		return errors.New("version must not be blank (the agent card's version; default 1.0.0)")
 	}
 	if p := h.Provider; p != nil {
@@ -261,7 +292,7 @@ func (h *Handler) checkCardSettings() error {
 			return fmt.Errorf("%s: %w", u.name, err)
 		}
 	}
-	if len(h.Skills) == 0 {
+	if len(h.Skills) == 0 && !fromAgent {
 		return errors.New("at least one skill is required (the agent card's skills, each with an id, a name, a description and tags)")
 	}
 	seen := make(map[string]bool, len(h.Skills))

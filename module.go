@@ -212,6 +212,8 @@ type Handler struct {
 	browser  *browserPolicy
 	rpc      *jsonrpc.Binding
 	cards    *httpbind.CardServer
+	// stopCard ends a gateway's following of its agent's card.
+	stopCard func()
 }
 
 // Provider is the organisation behind the agent.
@@ -481,13 +483,41 @@ func (h *Handler) build() error {
 		return err
 	}
 	h.rpc = jsonrpc.New(svc)
-	card := *h.card
-	card.Streaming = *h.Streaming
+	var card *protocol.AgentCard
+	if h.card != nil {
+		c := *h.card
+		c.Streaming = *h.Streaming
+		card = &c
+	}
 	h.cards = httpbind.NewCardServer(card, h.versions, time.Duration(h.CardMaxAge))
 	if h.publicURL == "" {
 		h.cards.URLFromRequest()
 	}
+	if cp, ok := h.upstream.(CardProvider); ok {
+		h.stopCard = cp.SubscribeCard(func(agent *protocol.AgentCard) { h.agentCard(svc, agent) })
+	}
 	return nil
+}
+
+// agentCard serves a gateway's card made of its agent's new card, and
+// declares the agent's extensions when the config declares none. A card
+// that fails validation is logged and not served: the card served before
+// stays.
+func (h *Handler) agentCard(svc *handler.Service, agent *protocol.AgentCard) {
+	card, err := h.mergeCard(agent)
+	if err != nil {
+		h.logger.Error("a2a: the agent's card, with this mount's settings, is not a valid card; it is not served",
+			zap.String("rpc_path", h.RPCPath), zap.Error(err))
+		return
+	}
+	if len(h.Extensions) == 0 {
+		if err := svc.SetExtensions(card.Extensions); err != nil {
+			h.logger.Error("a2a: the agent's card declares extensions no client could activate; it is not served",
+				zap.String("rpc_path", h.RPCPath), zap.Error(err))
+			return
+		}
+	}
+	h.cards.SetCard(*card)
 }
 
 // Cleanup releases the mount's claim on its sharing scope. The store and
@@ -496,6 +526,10 @@ func (h *Handler) build() error {
 // It is also called after a failed Provision, so it tolerates a partial
 // setup.
 func (h *Handler) Cleanup() error {
+	if h.stopCard != nil {
+		h.stopCard()
+		h.stopCard = nil
+	}
 	h.claim.release()
 	h.claim = nil
 	return nil

@@ -57,7 +57,19 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
 	}
-	return h.rpc.Start(w, r, body, handler.Caller{Owner: owner}), nil
+	c := handler.Caller{Owner: owner}
+	if rh, ok := h.upstream.(requestHeaders); ok {
+		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+			c.Headers = rh.RequestHeaders(repl)
+		}
+	}
+	return h.rpc.Start(w, r, body, c), nil
+}
+
+// requestHeaders is an upstream whose header_up values use request
+// placeholders (HTTPUpstream.RequestHeaders).
+type requestHeaders interface {
+	RequestHeaders(repl *caddy.Replacer) http.Header
 }
 
 // mediaTypeRefusal is the body of the 415: the likeliest first mistake

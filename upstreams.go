@@ -84,8 +84,10 @@ type HTTPUpstream struct {
 
 	// HeaderUp are request headers added to every upstream call. Values
 	// may use global placeholders ({env.*}, {file.*}, {system.*}),
-	// resolved once at provision: nothing a caller sends ever reaches the
-	// replacer.
+	// resolved once at provision, and request placeholders ({http.*},
+	// such as {http.auth.user.id}), resolved with the request that starts
+	// a run (a run outlives its request, so once, then). A caller's own
+	// headers reach the agent only through such a placeholder.
 	HeaderUp http.Header `json:"header_up,omitempty"`
 
 	// TransportRaw is Caddy's reverse_proxy HTTP transport
@@ -105,9 +107,11 @@ type HTTPUpstream struct {
 	MaxResponseHeaderSize int64 `json:"max_response_header_size,omitempty"`
 
 	// target is URL and headers HeaderUp with their placeholders
-	// resolved.
-	target  string
-	headers http.Header
+	// resolved; perRequest are the header_up values with request
+	// placeholders, resolved per request (RequestHeaders).
+	target     string
+	headers    http.Header
+	perRequest http.Header
 	// tc is the transport as configured (Caddy empties TransportRaw once
 	// it is loaded) and transport the loaded one (nil when tc is not one
 	// Validate accepts).
@@ -165,8 +169,16 @@ func (u *HTTPUpstream) fill(globals *caddy.Replacer) error {
 	}
 	u.target = target
 	u.headers = make(http.Header, len(u.HeaderUp))
+	u.perRequest = nil
 	for name, values := range u.HeaderUp {
 		for _, v := range values {
+			if requestPlaceholder(v) {
+				if u.perRequest == nil {
+					u.perRequest = http.Header{}
+				}
+				u.perRequest.Add(name, v)
+				continue
+			}
 			rv, err := resolveGlobal(globals, v)
 			if err != nil {
 				return fmt.Errorf("header_up %s: %w", name, err)
@@ -176,6 +188,31 @@ func (u *HTTPUpstream) fill(globals *caddy.Replacer) error {
 	}
 	u.tc, err = readTransport(u.TransportRaw)
 	return err
+}
+
+// requestPlaceholder reports whether a header_up value uses a request
+// placeholder ({http.*}, such as {http.auth.user.id}): it is resolved for
+// each request that starts a run, with that request's values.
+func requestPlaceholder(v string) bool { return strings.Contains(v, "{http.") }
+
+// RequestHeaders resolves the header_up values with request placeholders
+// for one request (nil when there are none). A value that resolves to
+// something no header can hold (a line break) is sent empty.
+func (u *HTTPUpstream) RequestHeaders(repl *caddy.Replacer) http.Header {
+	if u.perRequest == nil {
+		return nil
+	}
+	h := make(http.Header, len(u.perRequest))
+	for name, values := range u.perRequest {
+		for _, v := range values {
+			rv := repl.ReplaceAll(v, "")
+			if strings.ContainsAny(rv, "\r\n\x00") {
+				rv = ""
+			}
+			h[name] = append(h[name], rv)
+		}
+	}
+	return h
 }
 
 // envPlaceholder matches an {env.NAME} placeholder.
@@ -275,6 +312,14 @@ func (u *HTTPUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 //		transport           http { <reverse_proxy http transport options> }
 //	}
 func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	return u.unmarshal(d, upstreamKeys, nil, nil)
+}
+
+// unmarshal parses the http kind's line and block; more, if set, parses
+// the subdirectives of a kind built on it (true when it knew the key),
+// keys listing them all for the error that names the unknown one, and
+// check runs that kind's checks on what was read (nil: none).
+func (u *HTTPUpstream) unmarshal(d *caddyfile.Dispenser, keys []string, more func(key string) (bool, error), check func() error) error {
 	d.Next() // the kind, or the directive when it names none
 	// Where the block's errors are reported.
 	block := *d
@@ -316,7 +361,12 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			u.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
 		default:
-			return unknownSubdirective(d, "upstream", key, upstreamKeys)
+			if more != nil {
+				if known, err := more(key); known {
+					return err
+				}
+			}
+			return unknownSubdirective(d, "upstream", key, keys)
 		}
 		return err
 	}); err != nil {
@@ -324,6 +374,11 @@ func (u *HTTPUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	if err := u.checkParsed(); err != nil {
 		return block.WrapErr(err)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return block.WrapErr(err)
+		}
 	}
 	return nil
 }

@@ -38,6 +38,17 @@ func newExtensions(list []protocol.Extension) (extensions, error) {
 	return x, nil
 }
 
+// SetExtensions replaces the declared extensions: a gateway declares its
+// agent's, which it learns from the agent's card and which may change.
+func (e *Service) SetExtensions(list []protocol.Extension) error {
+	x, err := newExtensions(list)
+	if err != nil {
+		return err
+	}
+	e.ext.Store(&x)
+	return nil
+}
+
 // Negotiation is what one request's extension headers activated.
 type Negotiation struct {
 	// Activated are the requested URIs this service declares, in the
@@ -53,7 +64,7 @@ type Negotiation struct {
 // the requested URIs the service declares. Unknown URIs are ignored, as
 // the spec asks: no fallback, no error.
 func (e *Service) Negotiate(headers ...[]string) Negotiation {
-	x := &e.ext
+	x := e.ext.Load()
 	var n Negotiation
 	requested := false
 	for _, lines := range headers {

@@ -70,6 +70,7 @@ func (e *Service) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *pr
 			User:       c.Owner,
 			Metadata:   p.Metadata,
 			Extensions: c.Extensions,
+			Headers:    c.Headers,
 		},
 	}, nil
 }
@@ -168,7 +169,7 @@ type replyBuilder struct {
 	nArtifacts int
 	// chunkIDs are the agent artifact ids whose pieces have come.
 	chunkIDs map[string]bool
-	log        *zap.Logger
+	log      *zap.Logger
 }
 
 func (b *replyBuilder) mainText(text string, _ bool) error {

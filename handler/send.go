@@ -217,6 +217,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 			Metadata:   p.Metadata,
 			Extensions: c.Extensions,
 			Upstream:   t.Upstream,
+			Headers:    c.Headers,
 		},
 	}
 }

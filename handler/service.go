@@ -2,6 +2,8 @@ package handler
 
 import (
 	"errors"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,6 +18,9 @@ type Caller struct {
 	// Extensions are the extension URIs the request activated
 	// (Service.Negotiate); they are passed on to the agent.
 	Extensions []string
+	// Headers are added to the agent's requests of the runs and cancels
+	// this request starts (upstream.RunRequest.Headers).
+	Headers http.Header
 }
 
 // Service is the A2A service of one mount: every operation of the
@@ -29,7 +34,9 @@ type Service struct {
 	served [protocol.V10 + 1]bool
 	// codecs[v] is the codec of version v, enforcing Options.Limits.
 	codecs [protocol.V10 + 1]protocol.Codec
-	ext    extensions
+	// ext is replaced whole when a gateway's agent card changes
+	// (SetExtensions).
+	ext atomic.Pointer[extensions]
 	// unloaded is Options.Unload's Done channel (nil, never ready, if
 	// there is none).
 	unloaded <-chan struct{}
@@ -104,7 +111,8 @@ func New(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Service{opts: o, log: o.Logger, ext: ext}
+	e := &Service{opts: o, log: o.Logger}
+	e.ext.Store(&ext)
 	e.runLimits = runLimits{
 		history:      o.MaxHistory,
 		historyBytes: o.MaxHistoryBytes,

@@ -71,7 +71,7 @@ func (e *Service) cancelUpstream(c Caller, t *protocol.Task) {
 	if !ok {
 		return
 	}
-	req := &upstream.CancelRequest{TaskID: t.ID, Upstream: t.Upstream, User: c.Owner}
+	req := &upstream.CancelRequest{TaskID: t.ID, Upstream: t.Upstream, User: c.Owner, Headers: c.Headers}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), upstreamCancelWait)
 		defer cancel()

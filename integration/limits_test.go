@@ -141,10 +141,10 @@ func TestProvisionErrors(t *testing.T) {
 			want: `defaultInputModes[0]: "text" is not a media type`,
 		},
 		{
-			name: "request placeholder in header_up",
-			cfg: "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + " {\n\t\t\theader_up X-Who {http.request.header.X-Who}\n\t\t}" +
+			name: "unknown placeholder in header_up",
+			cfg: "http://:9080 {\n\ta2a {\n\t\tupstream " + a.URL() + " {\n\t\t\theader_up X-Who {nothing.known}\n\t\t}" +
 				skillBlock + "\n\t}\n}\n",
-			want: "unrecognized placeholder {http.request.header.X-Who}",
+			want: "unrecognized placeholder {nothing.known}",
 		},
 		{
 			name: "TLS transport to an http:// upstream",

@@ -209,3 +209,29 @@ func TestTransportRefusals(t *testing.T) {
 		t.Errorf("after failed loads: %q", task.text())
 	}
 }
+
+// TestHeaderUpRequestPlaceholders: a header_up value with a request
+// placeholder is resolved with the request that starts the run, per
+// caller; the caller's own Authorization never reaches the agent.
+func TestHeaderUpRequestPlaceholders(t *testing.T) {
+	a := textAgent(t)
+	load(t, `http://:9080 {
+	a2a {
+		upstream {{.Agent}} {
+			header_up X-Who "caller {http.request.header.X-Caller}"
+			header_up X-Static fixed
+		}`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
+	for _, who := range []string{"ann", "ben"} {
+		send10(t, base+"/a2a", msg10("hi", "", ""), withHeader("X-Caller", who), withHeader("Authorization", "Bearer s3cret"))
+		c := a.next(t)
+		if got := c.Header.Get("X-Who"); got != "caller "+who {
+			t.Fatalf("X-Who %q, want %q", got, "caller "+who)
+		}
+		if c.Header.Get("X-Static") != "fixed" || c.Header.Get("Authorization") != "" {
+			t.Fatalf("headers %v", c.Header)
+		}
+	}
+}

@@ -105,3 +105,6 @@ func badOutput(e *protocol.Error) error {
 	}
 	return fmt.Errorf("%w: %s", ErrBadOutput, e.Message)
 }
+
+// MaxDepth is the nesting bound of one document of the agent's.
+func (r *Rules) MaxDepth() int { return r.maxDepth }

@@ -9,6 +9,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -34,6 +35,10 @@ type RunRequest struct {
 	// turn (an EventRef): for an A2A agent, its own task and context ids.
 	// "" on a task's first turn.
 	Upstream string
+	// Headers are added to the agent's requests for this run: the
+	// upstream's header_up values that use request placeholders, resolved
+	// with the caller's request that started the run.
+	Headers http.Header
 }
 
 // EventKind tells what an agent event means.
@@ -114,6 +119,8 @@ type CancelRequest struct {
 	Upstream string
 	// User is the caller identity.
 	User string
+	// Headers are as RunRequest's, resolved with the cancel's request.
+	Headers http.Header
 }
 
 // Refuser is an Agent that can refuse a run outright, before any output,

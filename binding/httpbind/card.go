@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -21,6 +22,7 @@ const maxCachedCardURLs = 64
 var (
 	varyVersion  = []string{VersionHeader}
 	allowGetHead = []string{"GET, HEAD"}
+	noStore      = []string{"no-store"}
 )
 
 // cardDoc is one rendered card document with its precomputed headers, so
@@ -43,13 +45,23 @@ const (
 
 // cardServerState is the CardServer's data.
 type cardServerState struct {
-	card         protocol.AgentCard
 	versions     []protocol.Version
 	maxAge       string // seconds
 	cacheControl []string
+	// set is the card served and its rendered documents; nil while there
+	// is none yet (a gateway whose agent has not answered).
+	set atomic.Pointer[cardSet]
+}
 
+// cardSet is one card with the documents rendered of it, per RPC URL.
+type cardSet struct {
+	card  protocol.AgentCard
 	mu    sync.RWMutex
 	cache map[string]*cardDocs
+}
+
+func newCardSet(card protocol.AgentCard) *cardSet {
+	return &cardSet{card: card, cache: make(map[string]*cardDocs)}
 }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
@@ -61,8 +73,9 @@ type CardServer struct {
 }
 
 // NewCardServer returns a card server for card (Interfaces are filled per
-// request from the RPC URL and the served versions).
-func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
+// request from the RPC URL and the served versions). A nil card is one not
+// known yet: the server answers 503 with Retry-After until SetCard.
+func NewCardServer(card *protocol.AgentCard, versions []protocol.Version, maxAge time.Duration) *CardServer {
 	if len(versions) == 0 {
 		versions = []protocol.Version{protocol.V10, protocol.V03}
 	}
@@ -80,14 +93,26 @@ func NewCardServer(card protocol.AgentCard, versions []protocol.Version, maxAge 
 	if maxAge < 0 {
 		maxAge = 0
 	}
-	return &CardServer{s: cardServerState{
-		card:         card,
+	c := &CardServer{s: cardServerState{
 		versions:     ordered,
 		maxAge:       strconv.FormatInt(int64(maxAge/time.Second), 10),
 		cacheControl: []string{"public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)},
-		cache:        make(map[string]*cardDocs),
 	}}
+	if card != nil {
+		c.s.set.Store(newCardSet(*card))
+	}
+	return c
 }
+
+// SetCard replaces the card served (a gateway's, when its agent's card
+// changes); the documents rendered of the old one are dropped.
+func (c *CardServer) SetCard(card protocol.AgentCard) {
+	c.s.set.Store(newCardSet(card))
+}
+
+// cardRetryAfter is the Retry-After of the 503 answered while there is
+// no card yet.
+var cardRetryAfter = []string{"5"}
 
 // URLFromRequest tells c that the RPC URL it is given is derived from
 // each request (its Host, a trusted proxy's X-Forwarded-* headers), not
@@ -107,11 +132,18 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL st
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
+	set := c.s.set.Load()
+	if set == nil {
+		h["Retry-After"] = cardRetryAfter
+		h["Cache-Control"] = noStore
+		http.Error(w, "a2a: the agent card is not available yet", http.StatusServiceUnavailable)
+		return
+	}
 	variant := docHybrid
 	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
-	doc := c.doc(rpcURL, variant)
+	doc := set.doc(rpcURL, variant, c.s.versions)
 	h["Etag"] = doc.etagH
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
@@ -129,15 +161,14 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL st
 
 // doc returns the variant of the card for rpcURL, cached while the cache
 // has room.
-func (c *CardServer) doc(rpcURL string, variant int) *cardDoc {
-	s := &c.s
+func (s *cardSet) doc(rpcURL string, variant int, versions []protocol.Version) *cardDoc {
 	s.mu.RLock()
 	docs := s.cache[rpcURL]
 	s.mu.RUnlock()
 	if docs != nil {
 		return docs[variant]
 	}
-	docs = c.render(rpcURL)
+	docs = s.render(rpcURL, versions)
 	s.mu.Lock()
 	if prev := s.cache[rpcURL]; prev != nil {
 		docs = prev
@@ -148,10 +179,10 @@ func (c *CardServer) doc(rpcURL string, variant int) *cardDoc {
 	return docs[variant]
 }
 
-func (c *CardServer) render(rpcURL string) *cardDocs {
-	card := c.s.card
-	card.Interfaces = make([]protocol.Interface, len(c.s.versions))
-	for i, v := range c.s.versions {
+func (s *cardSet) render(rpcURL string, versions []protocol.Version) *cardDocs {
+	card := s.card
+	card.Interfaces = make([]protocol.Interface, len(versions))
+	for i, v := range versions {
 		card.Interfaces[i] = protocol.Interface{URL: rpcURL, Binding: "JSONRPC", Version: v}
 	}
 	return &cardDocs{

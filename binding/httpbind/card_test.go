@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
-func testCard() protocol.AgentCard {
-	return protocol.AgentCard{
+func testCard() *protocol.AgentCard {
+	return &protocol.AgentCard{
 		Name:               "Echo",
 		Description:        "Echoes",
 		Version:            "1.2.3",
@@ -79,7 +80,7 @@ func TestCardVariants(t *testing.T) {
 			if tc.hybrid {
 				variant = protocol.CardHybrid
 			}
-			if want := protocol.RenderCard(&card, variant); string(body) != string(want) {
+			if want := protocol.RenderCard(card, variant); string(body) != string(want) {
 				t.Fatalf("body\n%s\nwant\n%s", body, want)
 			}
 			m := jsontest.Decode(t, body)
@@ -177,7 +178,7 @@ func TestCardCacheBounded(t *testing.T) {
 			t.Fatalf("card %d wrong", i)
 		}
 	}
-	if n := len(cs.s.cache); n != maxCachedCardURLs {
+	if n := len(cs.s.set.Load().cache); n != maxCachedCardURLs {
 		t.Fatalf("cache holds %d URLs, cap %d", n, maxCachedCardURLs)
 	}
 }
@@ -207,5 +208,29 @@ func BenchmarkCardHit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		cs.ServeCard(w, r, "https://a/")
+	}
+}
+
+// A card server without a card (a gateway whose agent has not answered
+// yet) answers 503 with Retry-After and no cache; SetCard serves the card,
+// and a changed card gets a new ETag.
+func TestCardPendingAndSet(t *testing.T) {
+	cs := NewCardServer(nil, nil, time.Minute)
+	rec := serveCard(cs, http.MethodGet, "https://a.example/a2a", nil)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "5" || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Fatalf("pending card: %d %v", rec.Code, rec.Header())
+	}
+	cs.SetCard(*testCard())
+	rec = serveCard(cs, http.MethodGet, "https://a.example/a2a", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"name":"Echo"`) {
+		t.Fatalf("set card: %d %s", rec.Code, rec.Body)
+	}
+	etag := rec.Header().Get("Etag")
+	changed := *testCard()
+	changed.Name = "Echo 2"
+	cs.SetCard(changed)
+	rec = serveCard(cs, http.MethodGet, "https://a.example/a2a", map[string]string{"If-None-Match": etag})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"name":"Echo 2"`) || rec.Header().Get("Etag") == etag {
+		t.Fatalf("changed card: %d %s %v", rec.Code, rec.Body, rec.Header())
 	}
 }

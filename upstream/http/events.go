@@ -1,7 +1,6 @@
 package httpagent
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,95 +13,22 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
+	"github.com/caddy-a2a/caddy-a2a/upstream/frames"
 )
 
 // ErrEventTooLarge: one NDJSON line or SSE event is over MaxEventBytes.
-var ErrEventTooLarge = errors.New("upstream: event over the size limit")
+var ErrEventTooLarge = frames.ErrTooLarge
 
-// errTruncated: the stream ended inside an SSE event (data lines without
-// the blank line that dispatches them). The SSE spec drops such an event;
-// for an agent it means the stream broke, so the run fails.
-var errTruncated = errors.New("upstream: event stream ended inside an event")
-
-// eventParser reads an agent's event stream (NDJSON or SSE) line by line.
-// It reads from a bufio.Reader and returns as soon as a complete line (or
-// SSE event) is buffered: it never waits for more input than the event it
-// is returning, so events reach the caller the moment they arrive.
+// eventParser reads an agent's event stream (NDJSON or SSE) frame by frame
+// and parses each frame as an event object of the contract.
 type eventParser struct {
-	br       *bufio.Reader
-	sse      bool
-	max      int
+	r        *frames.Reader
 	rules    *upstream.Rules
-	line     []byte
-	data     []byte // SSE data buffer
-	hasData  bool   // a data field was seen since the last dispatch
-	skipLF   bool   // the last line ended in CR: a following LF belongs to it
-	started  bool   // past a possible byte order mark
 	finished bool
 }
 
 func newEventParser(r io.Reader, sse bool, max int, rules *upstream.Rules) *eventParser {
-	return &eventParser{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max, rules: rules}
-}
-
-// sseSlack lets an SSE line hold a whole event's data after "data: ".
-const sseSlack = len("data: ")
-
-// readLine returns the next line without its terminator: LF for NDJSON
-// (a CR before it is dropped), and CR, LF or CRLF for SSE. A last line
-// without terminator is returned too; then io.EOF.
-func (p *eventParser) readLine() ([]byte, error) {
-	p.line = p.line[:0]
-	partial := false
-	for {
-		if p.br.Buffered() == 0 {
-			if _, err := p.br.Peek(1); err != nil {
-				if err == io.EOF && partial {
-					return p.line, nil
-				}
-				return nil, err
-			}
-		}
-		buf, _ := p.br.Peek(p.br.Buffered())
-		if p.skipLF {
-			p.skipLF = false
-			if buf[0] == '\n' {
-				p.br.Discard(1)
-				continue
-			}
-		}
-		i := bytes.IndexByte(buf, '\n')
-		if p.sse {
-			if j := bytes.IndexByte(buf, '\r'); j >= 0 && (i < 0 || j < i) {
-				i = j
-			}
-		}
-		limit := p.max
-		if p.sse {
-			limit += sseSlack
-		}
-		if i < 0 {
-			if len(p.line)+len(buf) > limit {
-				return nil, ErrEventTooLarge
-			}
-			p.line = append(p.line, buf...)
-			partial = true
-			p.br.Discard(len(buf))
-			continue
-		}
-		if len(p.line)+i > limit {
-			return nil, ErrEventTooLarge
-		}
-		p.line = append(p.line, buf[:i]...)
-		if buf[i] == '\r' {
-			p.skipLF = true
-		}
-		p.br.Discard(i + 1)
-		if !p.sse {
-			p.line = bytes.TrimSuffix(p.line, []byte{'\r'})
-		}
-		return p.line, nil
-	}
+	return &eventParser{r: frames.NewReader(r, sse, max), rules: rules}
 }
 
 // next returns the next event; io.EOF once the stream ended cleanly or a
@@ -111,66 +37,16 @@ func (p *eventParser) next() (upstream.Event, error) {
 	if p.finished {
 		return upstream.Event{}, io.EOF
 	}
-	for {
-		line, err := p.readLine()
-		if err != nil {
-			if err == io.EOF && p.sse && p.hasData {
-				return upstream.Event{}, errTruncated
-			}
-			return upstream.Event{}, err
-		}
-		if !p.started {
-			p.started = true
-			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
-		}
-		var obj []byte
-		if p.sse {
-			if obj, err = p.sseLine(line); err != nil {
-				return upstream.Event{}, err
-			}
-		} else {
-			obj = line
-		}
-		if len(bytes.TrimSpace(obj)) == 0 {
-			continue
-		}
-		ev, final, err := parseEvent(obj, p.rules)
-		if err != nil {
-			return upstream.Event{}, err
-		}
-		p.finished = final
-		return ev, nil
+	obj, err := p.r.Next()
+	if err != nil {
+		return upstream.Event{}, err
 	}
-}
-
-// sseLine processes one SSE line and returns the data of the event it
-// dispatches (nil when it dispatches none). Only data fields matter;
-// comments, event, id and retry are ignored.
-func (p *eventParser) sseLine(line []byte) ([]byte, error) {
-	if len(line) == 0 {
-		if !p.hasData {
-			return nil, nil
-		}
-		p.hasData = false
-		d := p.data[:len(p.data)-1] // the LF after the last data line
-		p.data = p.data[:0]
-		return d, nil
+	ev, final, err := parseEvent(obj, p.rules)
+	if err != nil {
+		return upstream.Event{}, err
 	}
-	if line[0] == ':' {
-		return nil, nil
-	}
-	field, value, _ := bytes.Cut(line, []byte{':'})
-	if string(field) != "data" {
-		return nil, nil
-	}
-	value = bytes.TrimPrefix(value, []byte{' '})
-	if len(p.data)+len(value)+1 > p.max+1 {
-		return nil, ErrEventTooLarge
-	}
-	p.data = append(p.data, value...)
-	p.data = append(p.data, '\n')
-	p.hasData = true
-	return nil, nil
+	p.finished = final
+	return ev, nil
 }
 
 // The event objects of the contract. Anything else is an error: an agent

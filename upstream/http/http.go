@@ -168,8 +168,10 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 		cancel()
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
-	for k, vs := range a.cfg.Headers {
-		hreq.Header[k] = append([]string(nil), vs...)
+	for _, h := range []http.Header{a.cfg.Headers, req.Headers} {
+		for k, vs := range h {
+			hreq.Header[k] = append([]string(nil), vs...)
+		}
 	}
 	hreq.Header.Del("Host")
 	if a.host != "" {

@@ -1,0 +1,175 @@
+// Package a2aagent is the a2a kind of upstream: an existing A2A agent (0.3
+// or 1.0, JSON-RPC) behind the module. It reads the agent's card for the
+// interface to speak to, sends each run as a message send or stream in the
+// agent's own version, whatever version the module's caller speaks, and
+// turns the agent's tasks, messages and events into upstream events, held
+// to the same rules as a caller's input. The module keeps the task record
+// (owner, history, event log): the agent's task and context ids are kept
+// beside it as the task's upstream reference.
+package a2aagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout       = 5 * time.Minute
+	DefaultMaxEventBytes = 1 << 20
+	DefaultMaxBodyBytes  = 16 << 20
+)
+
+// cancelWait bounds telling the agent of a cancel.
+const cancelWait = 10 * time.Second
+
+// Config configures an Agent.
+type Config struct {
+	// Cards is the agent's card fetcher: the interface runs go to.
+	Cards *Cards
+	// Client sends the requests (its Timeout should be 0: Timeout below
+	// bounds a run). Nil: http.DefaultClient.
+	Client *http.Client
+	// Timeout bounds a whole run, streaming and polling included
+	// (default 5m).
+	Timeout time.Duration
+	// Headers are added to every request, already resolved.
+	Headers http.Header
+	// MaxEventBytes bounds one SSE event of a stream (default 1MiB).
+	MaxEventBytes int
+	// MaxBodyBytes bounds a JSON answer (default 16MiB).
+	MaxBodyBytes int64
+	// Limits and MaxJSONDepth are what the agent's output is held to: a
+	// caller's limits, since what the agent makes reaches callers.
+	Limits       protocol.Limits
+	MaxJSONDepth int
+	// RequestContext, if set, derives each request's context (see the
+	// http kind's Config of the same name).
+	RequestContext func(context.Context) context.Context
+	// Logger logs what the agent does wrong (nil: nothing).
+	Logger *zap.Logger
+}
+
+// Agent is the upstream.Agent of an A2A agent.
+type Agent struct {
+	cfg    Config
+	client *http.Client
+	rules  *upstream.Rules
+	codecs [protocol.V10 + 1]protocol.Codec
+	log    *zap.Logger
+}
+
+// Interface guards: an A2A agent keeps tasks between turns and refuses
+// with protocol errors.
+var (
+	_ upstream.Agent    = (*Agent)(nil)
+	_ upstream.Canceler = (*Agent)(nil)
+	_ upstream.Refuser  = (*Agent)(nil)
+)
+
+// New checks cfg and applies its defaults.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Cards == nil {
+		return nil, errors.New("upstream: a2a agent without a card fetcher")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	if cfg.MaxJSONDepth < 0 {
+		return nil, errors.New("upstream: MaxJSONDepth must not be negative")
+	}
+	a := &Agent{cfg: cfg, client: cfg.Client, rules: upstream.NewRules(cfg.Limits, cfg.MaxJSONDepth), log: cfg.Logger}
+	if a.client == nil {
+		a.client = http.DefaultClient
+	}
+	if a.log == nil {
+		a.log = zap.NewNop()
+	}
+	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
+		a.codecs[v] = protocol.NewCodec(v, cfg.Limits)
+	}
+	return a, nil
+}
+
+// Refuses: an A2A agent answers a send it will not run with an error the
+// caller should get (invalid params, a task it does not know).
+func (a *Agent) Refuses() bool { return true }
+
+// Run sends the turn to the agent: a streaming send when the agent's card
+// says it streams, else a blocking send, polled with tasks/get until the
+// task settles if the agent answers before that.
+func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Stream, error) {
+	if a.cfg.RequestContext != nil {
+		ctx = a.cfg.RequestContext(ctx)
+	}
+	card, err := a.cfg.Cards.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	s := &runStream{a: a, ctx: ctx, cancel: cancel, iface: card.Interface, codec: a.codecs[card.Interface.Version],
+		req: req, ref: parseRef(req.Upstream)}
+	s.baseArtifacts = s.ref.Artifacts
+	if err := s.start(card.Card.Streaming); err != nil {
+		cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Cancel tells the agent that the task its reference names was canceled.
+// An agent that says it cannot (the task ended meanwhile) is no failure.
+func (a *Agent) Cancel(ctx context.Context, req *upstream.CancelRequest) error {
+	r := parseRef(req.Upstream)
+	if r.Task == "" {
+		return nil
+	}
+	if a.cfg.RequestContext != nil {
+		ctx = a.cfg.RequestContext(ctx)
+	}
+	card, err := a.cfg.Cards.Get(ctx)
+	if err != nil {
+		return err
+	}
+	c := a.codecs[card.Interface.Version]
+	params := c.AppendTaskIDParams(nil, &protocol.TaskIDParams{Tenant: card.Interface.Tenant, ID: r.Task})
+	_, err = a.call(ctx, card.Interface, c, protocol.MethodCancelTask, params, req.Headers)
+	if rf, ok := errors.AsType[*upstream.Refusal](err); ok &&
+		(rf.Code == protocol.CodeTaskNotCancelable || rf.Code == protocol.CodeTaskNotFound) {
+		return nil
+	}
+	return err
+}
+
+// cancelLater tells the agent of an aborted run's task, in the
+// background: the run is over whatever the agent says.
+func (a *Agent) cancelLater(iface protocol.Interface, c protocol.Codec, taskID string, hdr http.Header) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cancelWait)
+		defer cancel()
+		if a.cfg.RequestContext != nil {
+			ctx = a.cfg.RequestContext(ctx)
+		}
+		params := c.AppendTaskIDParams(nil, &protocol.TaskIDParams{Tenant: iface.Tenant, ID: taskID})
+		if _, err := a.call(ctx, iface, c, protocol.MethodCancelTask, params, hdr); err != nil {
+			a.log.Debug("a2a: the agent was not told of an aborted run", zap.String("agent_task_id", taskID), zap.Error(err))
+		}
+	}()
+}

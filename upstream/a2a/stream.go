@@ -1,0 +1,313 @@
+package a2aagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+	"github.com/caddy-a2a/caddy-a2a/upstream/frames"
+)
+
+// Polling of a task the agent answered before it settled: 250ms, doubling
+// to 2s, until the run's timeout.
+const (
+	pollStart = 250 * time.Millisecond
+	pollMax   = 2 * time.Second
+)
+
+// envelopeDepth is what a JSON-RPC response (and 1.0's stream wrapper)
+// adds to the nesting of the agent's task or event.
+const envelopeDepth = 2
+
+// runStream is one run at the agent: the answer to a send (a stream's
+// frames, or one JSON answer) turned into upstream events, then polling
+// while the agent's task has not settled.
+type runStream struct {
+	a      *Agent
+	ctx    context.Context
+	cancel context.CancelFunc
+	iface  protocol.Interface
+	codec  protocol.Codec
+	req    *upstream.RunRequest
+
+	// ref is the agent's task as known so far; baseArtifacts, how many of
+	// its artifacts earlier turns brought into the module's task.
+	ref           ref
+	baseArtifacts int
+	// seen are the agent's artifact ids this run relayed.
+	seen map[string]bool
+
+	resp   *http.Response
+	frames *frames.Reader
+	// pending are events translated and not yet returned.
+	pending []upstream.Event
+	// settled: the agent's task settled (or it answered a message): once
+	// pending is drained the run is over.
+	settled bool
+	// polling: the answer ended before the task settled; tasks/get goes on.
+	polling bool
+	wait    time.Duration
+	err     error
+}
+
+// start sends the turn: message/stream when the agent streams, else a
+// blocking message/send.
+func (s *runStream) start(streams bool) error {
+	msg := s.req.Message
+	msg.TaskID = s.ref.Task
+	msg.ContextID = s.ref.Context
+	if msg.ContextID == "" {
+		// The module's context id for this caller's conversation: the
+		// agent keeps a conversation's tasks together by it, and every
+		// SDK keeps the id a client gives.
+		msg.ContextID = s.req.ContextID
+	}
+	p := protocol.SendParams{Tenant: s.iface.Tenant, Message: msg, Blocking: true, Metadata: s.req.Metadata}
+	params := s.codec.AppendSendParams(nil, &p)
+	m, accept := protocol.MethodSend, "application/json"
+	if streams {
+		m, accept = protocol.MethodStream, "text/event-stream, application/json"
+	}
+	resp, err := s.a.post(s.ctx, s.iface, s.codec, m, params, s.req.Headers, accept, s.req.Extensions)
+	if err != nil {
+		return err
+	}
+	if mediaType(resp.Header) == "text/event-stream" {
+		s.resp = resp
+		s.frames = frames.NewReader(resp.Body, true, s.a.cfg.MaxEventBytes)
+		return nil
+	}
+	// One JSON answer: a send's result, or a stream refused with an error.
+	defer resp.Body.Close()
+	body, err := s.a.readBody(resp)
+	if err != nil {
+		return err
+	}
+	raw, err := s.a.result(body)
+	if err != nil {
+		return err
+	}
+	ev, err := s.codec.DecodeSendResult(raw)
+	if err != nil {
+		return s.bad(err)
+	}
+	if err := s.translate(ev); err != nil {
+		return err
+	}
+	if !s.settled {
+		s.startPolling()
+	}
+	return nil
+}
+
+// Next returns the next event; io.EOF once the agent's task settled.
+func (s *runStream) Next() (upstream.Event, error) {
+	for {
+		if len(s.pending) > 0 {
+			ev := s.pending[0]
+			s.pending = s.pending[1:]
+			return ev, nil
+		}
+		if s.err != nil {
+			return upstream.Event{}, s.err
+		}
+		if s.settled {
+			s.end(io.EOF)
+			continue
+		}
+		if err := s.step(); err != nil {
+			s.end(err)
+		}
+	}
+}
+
+// step reads the next frame of the stream, or polls the task once.
+func (s *runStream) step() error {
+	if s.polling {
+		return s.poll()
+	}
+	b, err := s.frames.Next()
+	if err == io.EOF {
+		// The stream ended without the task settling (a 1.0 server may
+		// close it early, an agent restarts): the task is read instead.
+		s.closeBody()
+		if s.ref.Task == "" {
+			return fmt.Errorf("%w: the agent's stream ended before it named a task", upstream.ErrBadOutput)
+		}
+		s.startPolling()
+		return nil
+	}
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		return err
+	}
+	raw, err := s.a.result(b)
+	if err != nil {
+		return err
+	}
+	ev, err := s.codec.DecodeStreamResult(raw)
+	if err != nil {
+		return s.bad(err)
+	}
+	return s.translate(ev)
+}
+
+func (s *runStream) startPolling() {
+	s.polling, s.wait = true, pollStart
+}
+
+// poll waits, then reads the agent's task once.
+func (s *runStream) poll() error {
+	t := time.NewTimer(s.wait)
+	select {
+	case <-t.C:
+	case <-s.ctx.Done():
+		t.Stop()
+		return s.ctx.Err()
+	}
+	s.wait = min(2*s.wait, pollMax)
+	zero := 0
+	params := s.codec.AppendGetTaskParams(nil, &protocol.GetTaskParams{Tenant: s.iface.Tenant, ID: s.ref.Task, HistoryLength: &zero})
+	raw, err := s.a.call(s.ctx, s.iface, s.codec, protocol.MethodGetTask, params, s.req.Headers)
+	if err != nil {
+		return err
+	}
+	task, err := s.codec.DecodeTask(raw)
+	if err != nil {
+		return s.bad(err)
+	}
+	return s.translate(&protocol.Event{Task: task})
+}
+
+// bad is a decode failure of the agent's answer: the run breaks.
+func (s *runStream) bad(err error) error {
+	return fmt.Errorf("%w: %v", upstream.ErrBadOutput, err)
+}
+
+// translate turns one of the agent's results or stream events into
+// upstream events, interpreting the agent's task once, here.
+func (s *runStream) translate(ev *protocol.Event) error {
+	switch {
+	case ev.Message != nil:
+		// A message instead of a task: the whole answer.
+		if err := s.a.rules.CheckParts(ev.Message.Parts, "message.parts"); err != nil {
+			return err
+		}
+		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventParts, Parts: ev.Message.Parts, Whole: true})
+		s.settled = true
+	case ev.Task != nil:
+		t := ev.Task
+		s.noteTask(t.ID, t.ContextID)
+		for i := s.baseArtifacts; i < len(t.Artifacts); i++ {
+			a := &t.Artifacts[i]
+			if !s.polling && s.seen[a.ID] {
+				continue // relayed from this run's stream already
+			}
+			if err := s.chunk(a, false, true); err != nil {
+				return err
+			}
+		}
+		if len(t.Artifacts) > s.ref.Artifacts {
+			s.ref.Artifacts = len(t.Artifacts)
+		}
+		return s.status(t.Status)
+	case ev.Status != nil:
+		s.noteTask(ev.Status.TaskID, ev.Status.ContextID)
+		return s.status(ev.Status.Status)
+	case ev.Artifact != nil:
+		u := ev.Artifact
+		s.noteTask(u.TaskID, u.ContextID)
+		return s.chunk(&u.Artifact, u.Append, u.LastChunk)
+	}
+	return nil
+}
+
+// noteTask records the agent's task and context ids (a reference event
+// the first time, or when they change).
+func (s *runStream) noteTask(taskID, contextID string) {
+	if taskID == "" || (taskID == s.ref.Task && contextID == s.ref.Context) {
+		return
+	}
+	if taskID != s.ref.Task {
+		// Another task of the agent's (a first turn, or the agent began
+		// anew): none of its artifacts are in the module's task yet.
+		s.baseArtifacts, s.ref.Artifacts = 0, 0
+	}
+	s.ref.Task, s.ref.Context = taskID, contextID
+	s.pending = append(s.pending, upstream.Event{Kind: upstream.EventRef, Ref: s.ref.encode()})
+}
+
+// chunk relays a piece of one of the agent's artifacts.
+func (s *runStream) chunk(a *protocol.Artifact, appendTo, last bool) error {
+	if err := s.a.rules.CheckParts(a.Parts, "artifact.parts"); err != nil {
+		return err
+	}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if !s.seen[a.ID] && !s.polling {
+		s.ref.Artifacts++
+	}
+	s.seen[a.ID] = true
+	cp := *a
+	s.pending = append(s.pending, upstream.Event{Kind: upstream.EventChunk, Artifact: &cp, Append: appendTo, LastChunk: last})
+	return nil
+}
+
+// status relays the agent task's status: a settling state ends the run
+// (after the reference is brought up to date), working with a message is
+// progress, anything else adds nothing.
+func (s *runStream) status(st protocol.TaskStatus) error {
+	var parts []protocol.Part
+	if st.Message != nil {
+		if err := s.a.rules.CheckParts(st.Message.Parts, "status.message.parts"); err != nil {
+			return err
+		}
+		parts = st.Message.Parts
+	}
+	switch {
+	case st.State.Terminal() || st.State.Interrupted():
+		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventRef, Ref: s.ref.encode()},
+			upstream.Event{Kind: upstream.EventStatus, State: st.State, Parts: parts})
+		s.settled = true
+	case len(parts) > 0:
+		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventStatus, State: protocol.StateWorking, Parts: parts})
+	}
+	return nil
+}
+
+// end records the run's outcome and releases the request.
+func (s *runStream) end(err error) {
+	if s.err != nil {
+		return
+	}
+	s.err = err
+	if err != io.EOF && !s.settled && s.ref.Task != "" {
+		// The run ended before the agent's task settled (a cancel, the
+		// timeout, a shutdown, output over a limit, a broken stream):
+		// the agent would work on for nothing, so it is told.
+		s.a.cancelLater(s.iface, s.codec, s.ref.Task, s.req.Headers)
+	}
+	s.closeBody()
+	s.cancel()
+}
+
+func (s *runStream) closeBody() {
+	if s.resp != nil {
+		s.resp.Body.Close()
+		s.resp = nil
+	}
+}
+
+// Close aborts the run if it is still going.
+func (s *runStream) Close() error {
+	s.end(errors.New("upstream: run closed"))
+	return nil
+}

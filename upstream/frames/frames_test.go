@@ -1,0 +1,46 @@
+package frames
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestReader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sse  bool
+		in   string
+		want []string
+		ids  []string
+		err  error
+	}{
+		{"ndjson", false, "{\"a\":1}\n\n{\"b\":2}\r\n{\"c\":3}", []string{`{"a":1}`, `{"b":2}`, `{"c":3}`}, nil, io.EOF},
+		{"sse", true, ": hi\nid: 7\ndata: {\"a\":\ndata: 1}\n\nevent: x\r\ndata: two\r\n\r\n", []string{"{\"a\":\n1}", "two"}, []string{"7", "7"}, io.EOF},
+		{"sse cr", true, "data: one\r\rdata: two\r\r", []string{"one", "two"}, nil, io.EOF},
+		{"bom", false, "\xEF\xBB\xBF{}\n", []string{"{}"}, nil, io.EOF},
+		{"truncated", true, "data: one\n", nil, nil, ErrTruncated},
+		{"too large ndjson", false, strings.Repeat("x", 17) + "\n", nil, nil, ErrTooLarge},
+		{"too large sse", true, "data: " + strings.Repeat("x", 17) + "\n\n", nil, nil, ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.in), tc.sse, 16)
+			var got, ids []string
+			var err error
+			for {
+				var b []byte
+				if b, err = r.Next(); err != nil {
+					break
+				}
+				got = append(got, string(b))
+				if r.LastID() != "" {
+					ids = append(ids, r.LastID())
+				}
+			}
+			if !errors.Is(err, tc.err) || strings.Join(got, "|") != strings.Join(tc.want, "|") || strings.Join(ids, "|") != strings.Join(tc.ids, "|") {
+				t.Fatalf("got %q ids %q err %v, want %q ids %q err %v", got, ids, err, tc.want, tc.ids, tc.err)
+			}
+		})
+	}
+}
