@@ -39,8 +39,9 @@ type runStream struct {
 	// its artifacts earlier turns brought into the module's task.
 	ref           ref
 	baseArtifacts int
-	// seen are the agent's artifact ids this run relayed.
-	seen map[string]bool
+	// sent counts the parts of each of the agent's artifacts (by id) this
+	// run relayed: a task read again relays only an artifact that changed.
+	sent map[string]int
 
 	resp   *http.Response
 	frames *frames.Reader
@@ -207,8 +208,8 @@ func (s *runStream) translate(ev *protocol.Event) error {
 		s.noteTask(t.ID, t.ContextID)
 		for i := s.baseArtifacts; i < len(t.Artifacts); i++ {
 			a := &t.Artifacts[i]
-			if !s.polling && s.seen[a.ID] {
-				continue // relayed from this run's stream already
+			if n, ok := s.sent[a.ID]; ok && n == len(a.Parts) {
+				continue // relayed as it is already
 			}
 			if err := s.chunk(a, false, true); err != nil {
 				return err
@@ -238,7 +239,7 @@ func (s *runStream) noteTask(taskID, contextID string) {
 	if taskID != s.ref.Task {
 		// Another task of the agent's (a first turn, or the agent began
 		// anew): none of its artifacts are in the module's task yet.
-		s.baseArtifacts, s.ref.Artifacts = 0, 0
+		s.baseArtifacts, s.ref.Artifacts, s.sent = 0, 0, nil
 	}
 	s.ref.Task, s.ref.Context = taskID, contextID
 	s.pending = append(s.pending, upstream.Event{Kind: upstream.EventRef, Ref: s.ref.encode()})
@@ -249,13 +250,17 @@ func (s *runStream) chunk(a *protocol.Artifact, appendTo, last bool) error {
 	if err := s.a.rules.CheckParts(a.Parts, "artifact.parts"); err != nil {
 		return err
 	}
-	if s.seen == nil {
-		s.seen = map[string]bool{}
+	if s.sent == nil {
+		s.sent = map[string]int{}
 	}
-	if !s.seen[a.ID] && !s.polling {
+	n, known := s.sent[a.ID]
+	if !known && !s.polling {
 		s.ref.Artifacts++
 	}
-	s.seen[a.ID] = true
+	if !appendTo {
+		n = 0
+	}
+	s.sent[a.ID] = n + len(a.Parts)
 	cp := *a
 	s.pending = append(s.pending, upstream.Event{Kind: upstream.EventChunk, Artifact: &cp, Append: appendTo, LastChunk: last})
 	return nil
