@@ -401,9 +401,9 @@ func (ru *run) execute(base context.Context) {
 			return
 		}
 		done, err := ru.in.apply(&ev, ru)
-		if ev.Kind != upstream.EventRef {
-			ru.acked()
-		}
+		// The agent has accepted the turn: a streaming send waiting on it
+		// opens its stream.
+		ru.acked()
 		if errors.Is(err, store.ErrTooManyEvents) {
 			// The store accepts the terminal write that records this.
 			ru.fail(err, "")

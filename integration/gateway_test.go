@@ -372,7 +372,14 @@ func TestGatewayErrors(t *testing.T) {
 			// A streaming send refused before any output: the error is
 			// the answer, as from the agent itself.
 			a := call(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("refuse", "", "")})
-			if !strings.HasPrefix(a.Header.Get("Content-Type"), "text/event-stream") ||
+			if !pk.streams {
+				// An agent that does not stream answers only when the turn
+				// is done; the stream is not held for it, so its refusal
+				// is a failed task.
+				if !strings.Contains(string(a.Body), `"state":"TASK_STATE_FAILED"`) || strings.Contains(string(a.Body), `"error"`) {
+					t.Fatalf("streaming send refused by a blocking agent: %s", a.Body)
+				}
+			} else if !strings.HasPrefix(a.Header.Get("Content-Type"), "text/event-stream") ||
 				!strings.Contains(string(a.Body), `"error":{"code":-32602,"message":"The agent refused the request's parameters"}`) ||
 				strings.Contains(string(a.Body), `"result"`) {
 				t.Fatalf("streaming refusal: %s", a.Body)
@@ -428,4 +435,89 @@ func TestGatewaySlowAndRestart(t *testing.T) {
 		t.Fatalf("after the restart: %+v", task)
 	}
 	_ = fmt.Sprint
+}
+
+// A client that vanishes mid-stream does not stop the relay; a resubscribe
+// with Last-Event-ID replays what it missed from the module's own log
+// (the agent is never asked), and the cancel reaches both.
+func TestGatewayResubscribe(t *testing.T) {
+	p := startPeer(t, protocol.V03, true)
+	loadGateway(t, p, "")
+	waitCard(t, "served", func(_ wireCard, r *http.Response) bool { return r.StatusCode == 200 })
+	url := base + "/a2a"
+	alice := withHeader("X-Caller", "alice")
+	s := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("slow", "", "")}, alice)
+	first, _ := s.next(t)
+	var head struct {
+		Result struct {
+			Task wireTask `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(first.Data, &head); err != nil || head.Result.Task.ID == "" || first.ID == "" {
+		t.Fatalf("first frame %s (id %q): %v", first.Data, first.ID, err)
+	}
+	id := head.Result.Task.ID
+	s.close()
+	waitAgentCall(t, p, func(c peerCall) bool { return c.Text == "slow" })
+	if got := getTask10(t, url, id, alice); got.Status.State != "TASK_STATE_WORKING" {
+		t.Fatalf("after the client left: %s", got.Status.State)
+	}
+	r := openStream(t, url, "", "tasks/resubscribe", map[string]any{"id": id}, alice, withHeader("Last-Event-ID", first.ID))
+	var seen []string
+	f, _ := r.next(t)
+	seen = append(seen, describe(t, f))
+	call(t, url, "1.0", "CancelTask", map[string]any{"id": id}, alice).ok(t, nil)
+	more, _ := readUntil(t, r, "status:canceled(final)")
+	seen = append(seen, more...)
+	if seen[0] != "task:working" || !slices.Contains(seen, "status:working") {
+		t.Fatalf("resubscribed frames %q", seen)
+	}
+	r.ended(t)
+	if m := p.methods(); slices.Contains(m, "tasks/resubscribe") || !slices.Contains(m, "tasks/cancel") {
+		t.Fatalf("the agent's calls %v", m)
+	}
+}
+
+// reply message: each send is answered with one Message made of the
+// agent's answer, nothing stored.
+func TestGatewayReplyMessage(t *testing.T) {
+	p := startPeer(t, protocol.V10, true)
+	loadGateway(t, p, "reply message")
+	waitCard(t, "served", func(_ wireCard, r *http.Response) bool { return r.StatusCode == 200 })
+	var m wireMessage
+	call(t, base+"/a2a", "", "message/send", map[string]any{"message": msg03("echo hi", "")}).ok(t, &m)
+	if m.Kind != "message" || m.Role != "agent" || len(m.Parts) != 1 || m.Parts[0].Text != "echo: hi" {
+		t.Fatalf("reply %+v", m)
+	}
+	call(t, base+"/a2a", "", "message/send", map[string]any{"message": msg03("msg hey", "")}).ok(t, &m)
+	if m.Parts[0].Text != "msg: hey" {
+		t.Fatalf("reply %+v", m)
+	}
+}
+
+// A card that fails validation is not served: the one before stays.
+func TestGatewayInvalidCardKept(t *testing.T) {
+	p := startPeer(t, protocol.V10, true)
+	loadGateway(t, p, "")
+	waitCard(t, "served", func(c wireCard, r *http.Response) bool { return r.StatusCode == 200 && c.Name == "Peer 1.0" })
+	p.setName("")
+	p.mu.Lock()
+	gets := p.cardGets
+	p.mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.mu.Lock()
+		n := p.cardGets
+		p.mu.Unlock()
+		if n >= gets+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the card was not fetched again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c, r := readCard(t); r.StatusCode != 200 || c.Name != "Peer 1.0" {
+		t.Fatalf("after an invalid card: %d %+v", r.StatusCode, c)
+	}
 }

@@ -109,8 +109,15 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Refuses: an A2A agent answers a send it will not run with an error the
-// caller should get (invalid params, a task it does not know).
-func (a *Agent) Refuses() bool { return true }
+// caller should get (invalid params, a task it does not know). Only a
+// streaming agent's refusal comes before its output: a streaming send
+// waits for the first frame, which such an agent sends at once. An agent
+// that does not stream answers only when the turn is done, so a streaming
+// caller is not kept waiting for it: its refusal fails the task instead.
+func (a *Agent) Refuses() bool {
+	c := a.cfg.Cards.Current()
+	return c != nil && c.Card.Streaming
+}
 
 // Run sends the turn to the agent: a streaming send when the agent's card
 // says it streams, else a blocking send, polled with tasks/get until the
