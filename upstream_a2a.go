@@ -165,16 +165,7 @@ func (u *A2AUpstream) Cleanup() error {
 
 // NewAgent returns the A2A agent over the transport.
 func (u *A2AUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
-	return a2aagent.New(a2aagent.Config{
-		Cards:          u.cards,
-		Client:         &http.Client{Transport: u.transport, CheckRedirect: noRedirects},
-		Timeout:        time.Duration(u.Timeout),
-		Headers:        u.headers,
-		Limits:         opts.Limits,
-		MaxJSONDepth:   opts.MaxJSONDepth,
-		RequestContext: transportContext(caddy.NewReplacer()),
-		Logger:         u.logger,
-	})
+	return a2aagent.New(a2aagent.Config{Cards: u.cards, HTTPConfig: u.httpConfig(opts), Logger: u.logger})
 }
 
 // SubscribeCard follows the agent's card.

@@ -288,8 +288,13 @@ func (u *HTTPUpstream) Target() string { return u.target }
 
 // NewAgent returns the agent of the agent contract over the transport.
 func (u *HTTPUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
-	return httpagent.New(httpagent.Config{
-		URL:     u.target,
+	return httpagent.New(httpagent.Config{URL: u.target, HTTPConfig: u.httpConfig(opts)})
+}
+
+// httpConfig is what every kind over this transport calls its agent
+// with.
+func (u *HTTPUpstream) httpConfig(opts AgentOptions) upstream.HTTPConfig {
+	return upstream.HTTPConfig{
 		Client:  &http.Client{Transport: u.transport, CheckRedirect: noRedirects},
 		Timeout: time.Duration(u.Timeout),
 		Headers: u.headers,
@@ -300,7 +305,7 @@ func (u *HTTPUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 		// The transport's own placeholders see the globals only: the
 		// ones it resolves per connection were checked in Validate.
 		RequestContext: transportContext(caddy.NewReplacer()),
-	})
+	}
 }
 
 // UnmarshalCaddyfile parses `upstream [http] <url> { … }`:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
@@ -40,7 +41,7 @@ func httpAgentHarness(t *testing.T, serve func(w http.ResponseWriter, r *http.Re
 		serve(w, r, i)
 	}))
 	t.Cleanup(agentSrv.Close)
-	agent, err := httpagent.New(httpagent.Config{URL: agentSrv.URL, Client: agentSrv.Client()})
+	agent, err := httpagent.New(httpagent.Config{URL: agentSrv.URL, HTTPConfig: upstream.HTTPConfig{Client: agentSrv.Client()}})
 	if err != nil {
 		t.Fatal(err)
 	}

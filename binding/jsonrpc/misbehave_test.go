@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
@@ -88,7 +89,7 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 	} {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := httpagent.Config{Timeout: timeout}
+			cfg := httpagent.Config{HTTPConfig: upstream.HTTPConfig{Timeout: timeout}}
 			agentEndpoint(t, &cfg, tc.serve)
 			if tc.cfg != nil {
 				tc.cfg(&cfg)

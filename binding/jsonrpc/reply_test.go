@@ -444,7 +444,7 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 	} {
 		ignore := goleak.IgnoreCurrent()
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := httpagent.Config{Timeout: 250 * time.Millisecond}
+			cfg := httpagent.Config{HTTPConfig: upstream.HTTPConfig{Timeout: 250 * time.Millisecond}}
 			agentEndpoint(t, &cfg, tc.serve)
 			agent, err := httpagent.New(cfg)
 			if err != nil {

@@ -11,7 +11,6 @@ package a2aagent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -21,11 +20,11 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// Defaults of Config.
+// Defaults of Config: the upstream package's.
 const (
-	DefaultTimeout       = 5 * time.Minute
-	DefaultMaxEventBytes = 1 << 20
-	DefaultMaxBodyBytes  = 16 << 20
+	DefaultTimeout       = upstream.DefaultTimeout
+	DefaultMaxEventBytes = upstream.DefaultMaxEventBytes
+	DefaultMaxBodyBytes  = upstream.DefaultMaxBodyBytes
 )
 
 // cancelWait bounds telling the agent of a cancel.
@@ -35,25 +34,10 @@ const cancelWait = 10 * time.Second
 type Config struct {
 	// Cards is the agent's card fetcher: the interface runs go to.
 	Cards *Cards
-	// Client sends the requests (its Timeout should be 0: Timeout below
-	// bounds a run). Nil: http.DefaultClient.
-	Client *http.Client
-	// Timeout bounds a whole run, streaming and polling included
-	// (default 5m).
-	Timeout time.Duration
-	// Headers are added to every request, already resolved.
-	Headers http.Header
-	// MaxEventBytes bounds one SSE event of a stream (default 1MiB).
-	MaxEventBytes int
-	// MaxBodyBytes bounds a JSON answer (default 16MiB).
-	MaxBodyBytes int64
-	// Limits and MaxJSONDepth are what the agent's output is held to: a
-	// caller's limits, since what the agent makes reaches callers.
-	Limits       protocol.Limits
-	MaxJSONDepth int
-	// RequestContext, if set, derives each request's context (see the
-	// http kind's Config of the same name).
-	RequestContext func(context.Context) context.Context
+	// HTTPConfig: a nil Client is http.DefaultClient; Timeout bounds
+	// polling too; MaxEventBytes bounds one frame of a stream and
+	// MaxBodyBytes a JSON-RPC answer.
+	upstream.HTTPConfig
 	// Logger logs what the agent does wrong (nil: nothing).
 	Logger *zap.Logger
 }
@@ -80,22 +64,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Cards == nil {
 		return nil, errors.New("upstream: a2a agent without a card fetcher")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+	if err := cfg.Fill(); err != nil {
+		return nil, err
 	}
-	if cfg.MaxEventBytes <= 0 {
-		cfg.MaxEventBytes = DefaultMaxEventBytes
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if err := cfg.Limits.Validate(); err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
-	}
-	if cfg.MaxJSONDepth < 0 {
-		return nil, errors.New("upstream: MaxJSONDepth must not be negative")
-	}
-	a := &Agent{cfg: cfg, client: cfg.Client, rules: upstream.NewRules(cfg.Limits, cfg.MaxJSONDepth), log: cfg.Logger}
+	a := &Agent{cfg: cfg, client: cfg.Client, rules: cfg.Rules(), log: cfg.Logger}
 	if a.client == nil {
 		a.client = http.DefaultClient
 	}

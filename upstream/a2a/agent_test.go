@@ -88,7 +88,7 @@ func newAgent(t *testing.T, f *fakeAgent, mod ...func(*Config)) *Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Cards: cards, Timeout: 5 * time.Second}
+	cfg := Config{Cards: cards, HTTPConfig: upstream.HTTPConfig{Timeout: 5 * time.Second}}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -411,6 +411,12 @@ func TestCards(t *testing.T) {
 	mu.Unlock()
 	if _, err := c.fetch(); err == nil || !strings.Contains(err.Error(), "no JSON-RPC interface of A2A 0.3 or 1.0 (it offers GRPC 1.0)") {
 		t.Fatalf("a gRPC-only agent: %v", err)
+	}
+	mu.Lock()
+	body = `{"name":"` + strings.Repeat("x", DefaultMaxCardBytes) + `"}`
+	mu.Unlock()
+	if _, err := c.fetch(); err == nil || !strings.Contains(err.Error(), "the card is over 1048576 bytes") || c.Current().Card.Name != "A" {
+		t.Fatalf("a card over the bound: %v", err)
 	}
 	if strings.Join(seen, ",") != "A" {
 		t.Fatalf("subscribers saw %v", seen)

@@ -17,15 +17,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// Defaults of Config.
+// Defaults of Config: the upstream package's.
 const (
-	DefaultTimeout       = 5 * time.Minute
-	DefaultMaxEventBytes = 1 << 20
-	DefaultMaxBodyBytes  = 16 << 20
+	DefaultTimeout       = upstream.DefaultTimeout
+	DefaultMaxEventBytes = upstream.DefaultMaxEventBytes
+	DefaultMaxBodyBytes  = upstream.DefaultMaxBodyBytes
 )
 
 // DefaultMaxResponseHeaderBytes bounds the response headers of an answer
@@ -38,37 +37,10 @@ const DefaultMaxResponseHeaderBytes = 64 << 10
 type Config struct {
 	// URL is where runs are POSTed (http or https).
 	URL string
-	// Client sends the requests; nil builds one with its own transport (no
+	// HTTPConfig: a nil Client builds one with its own transport (no
 	// redirects followed, no transparent compression, which would buffer
-	// streams). Its own Timeout should be 0: Timeout below bounds a run.
-	Client *http.Client
-	// Timeout bounds a whole run, streaming included (default 5m).
-	Timeout time.Duration
-	// Headers are added to every request, already resolved by the caller.
-	// They cannot replace Content-Type or Accept; "Host" sets the request's
-	// Host.
-	Headers http.Header
-	// MaxEventBytes bounds one NDJSON line or SSE event (default 1 MiB);
-	// a longer one breaks the stream.
-	MaxEventBytes int
-	// MaxBodyBytes bounds a plain (non-stream) answer (default 16 MiB).
-	MaxBodyBytes int64
-	// Limits are the limits of a caller's message parts (max_parts,
-	// max_text_size, max_file_size, max_metadata_size). The agent's parts
-	// are held to them too: each chunk, part and status message as the
-	// agent sends it, the parts of each artifact, a plain answer's body.
-	// Zero fields take protocol's defaults.
-	Limits protocol.Limits
-	// MaxJSONDepth bounds how deeply one event object, or a plain JSON
-	// answer, nests arrays and objects: the max_json_depth a caller's body
-	// gets (default protocol.DefaultMaxDepth).
-	MaxJSONDepth int
-	// RequestContext, if set, derives the context of every request to the
-	// agent from the run's context. A run's context is not a server
-	// request's (a run outlives the request that started it), and a
-	// transport made for a proxy may read values from the context of the
-	// request it sends; this is where they are given.
-	RequestContext func(context.Context) context.Context
+	// streams).
+	upstream.HTTPConfig
 }
 
 // Agent is the upstream.Agent that speaks the HTTP agent contract.
@@ -90,22 +62,10 @@ func New(cfg Config) (*Agent, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("upstream: url %q is not an absolute http(s) URL", cfg.URL)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+	if err := cfg.Fill(); err != nil {
+		return nil, err
 	}
-	if cfg.MaxEventBytes <= 0 {
-		cfg.MaxEventBytes = DefaultMaxEventBytes
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if err := cfg.Limits.Validate(); err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
-	}
-	if cfg.MaxJSONDepth < 0 {
-		return nil, errors.New("upstream: MaxJSONDepth must not be negative")
-	}
-	a := &Agent{cfg: cfg, client: cfg.Client, rules: upstream.NewRules(cfg.Limits, cfg.MaxJSONDepth)}
+	a := &Agent{cfg: cfg, client: cfg.Client, rules: cfg.Rules()}
 	if a.client == nil {
 		a.client = defaultClient()
 	}
