@@ -202,7 +202,7 @@ func TestGatewayBridging(t *testing.T) {
 			url := base + "/a2a"
 
 			// 1.0 caller, blocking echo.
-			task := send10(t, url, msg10("echo one", "", "ctx-a"), alice, creds)
+			task := send10(t, url, msg10("echo one", "", "ctx-a"), alice, creds, withHeader("A2A-Extensions", "urn:peer:ext, urn:unknown"))
 			if task.Status.State != "TASK_STATE_COMPLETED" || task.text() != "echo: one" || task.ContextID != "ctx-a" ||
 				strings.HasPrefix(task.ID, "ptask-") {
 				t.Fatalf("1.0 echo: %+v", task)
@@ -216,13 +216,25 @@ func TestGatewayBridging(t *testing.T) {
 			if pk.version == protocol.V03 {
 				want = map[bool]string{true: "message/stream", false: "message/send"}[pk.streams]
 			}
-			for _, c := range p.Calls() {
+			for _, c := range p.Calls()[:2] {
 				if c.Method != want || c.Version != pk.version.String() || c.XUser != "alice" || c.Auth != "" || c.Cookie != "" {
 					t.Fatalf("the agent got %+v, want %s in %s as alice, no credentials", c, want, pk.version)
 				}
 			}
-			if c := p.Calls()[0]; c.TaskID != "" || c.Text != "echo one" {
-				t.Fatalf("first call %+v", c)
+			// The agent's extension, activated by the caller, is passed on;
+			// one no card declares is not.
+			first := p.Calls()[0]
+			if first.TaskID != "" || first.Text != "echo one" || first.ContextID == "" || first.ContextID == "ctx-a" || first.Extensions != "urn:peer:ext" {
+				t.Fatalf("first call %+v", first)
+			}
+			// The agent gets the module's id for the caller's context: the
+			// same for every task of it, another for another caller's
+			// context of the same name.
+			send10(t, url, msg10("echo again", "", "ctx-a"), alice)
+			send10(t, url, msg10("echo bob", "", "ctx-a"), withHeader("X-Caller", "bob"))
+			calls := p.Calls()
+			if again, bob := calls[len(calls)-2], calls[len(calls)-1]; again.ContextID != first.ContextID || bob.ContextID == first.ContextID {
+				t.Fatalf("agent context ids: alice %q then %q, bob %q", first.ContextID, again.ContextID, bob.ContextID)
 			}
 
 			// Ownership: bob sees none of alice's tasks.
@@ -232,7 +244,7 @@ func TestGatewayBridging(t *testing.T) {
 				Tasks []wireTask `json:"tasks"`
 			}
 			call(t, url, "1.0", "ListTasks", map[string]any{}, alice).ok(t, &list)
-			if len(list.Tasks) != 2 {
+			if len(list.Tasks) != 3 {
 				t.Fatalf("alice lists %d tasks", len(list.Tasks))
 			}
 
@@ -270,7 +282,7 @@ func TestGatewayBridging(t *testing.T) {
 			if done.Status.State != "completed" || done.text() != "hello Ada" {
 				t.Fatalf("continuation: %+v", done)
 			}
-			calls := p.Calls()
+			calls = p.Calls()
 			last := calls[len(calls)-1]
 			if !strings.HasPrefix(last.TaskID, "ptask-") || last.Text != "Ada" {
 				t.Fatalf("the continuation reached the agent as %+v", last)
@@ -473,7 +485,8 @@ func TestGatewayResubscribe(t *testing.T) {
 		t.Fatalf("resubscribed frames %q", seen)
 	}
 	r.ended(t)
-	if m := p.methods(); slices.Contains(m, "tasks/resubscribe") || !slices.Contains(m, "tasks/cancel") {
+	waitAgentCall(t, p, func(c peerCall) bool { return c.Method == "tasks/cancel" })
+	if m := p.methods(); slices.Contains(m, "tasks/resubscribe") {
 		t.Fatalf("the agent's calls %v", m)
 	}
 }
