@@ -37,7 +37,13 @@ const (
 	// replyPort serves 0.3 and 1.0 with `reply message`: every send answers
 	// one Message and no task is stored.
 	replyPort = 9183
-	adminPort = 9190
+	// gatewayPort and gatewayLegacyPort front a real SDK agent with
+	// `upstream a2a` (gateway_test.go loads them per agent): 0.3 and 1.0,
+	// and 0.3 only for the clients that speak 0.3 only when nothing newer
+	// is offered.
+	gatewayPort       = 9184
+	gatewayLegacyPort = 9185
+	adminPort         = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
 )
@@ -51,6 +57,9 @@ var (
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
+	// baseCaddyfile is the configuration TestMain loaded: tests that load
+	// more sites add theirs to it and load it back when they end.
+	baseCaddyfile string
 )
 
 // caddyfile renders the configuration under test. Log level comes from
@@ -125,6 +134,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "interop: rendering the Caddyfile: %v\n", err)
 		return 1
 	}
+	baseCaddyfile = cfgText
 	adapter := caddyconfig.GetAdapter("caddyfile")
 	cfgJSON, warnings, err := adapter.Adapt([]byte(cfgText), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
