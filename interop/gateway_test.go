@@ -3,9 +3,13 @@ package interop
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,13 +94,13 @@ var gatewayCases = []gatewayCase{
 	{name: "a2a-go-v2", start: func(t *testing.T) *peer { return startV2Agent(t, localListener(t)) },
 		drivers: []string{"v2-1.0", "v2-0.3-compat", "v0.3"}, js: true},
 	{name: "a2a-go-v2-hybrid", start: func(t *testing.T) *peer { return startV2HybridAgent(t, localListener(t)) },
-		drivers: []string{"v2-1.0", "v0.3"}},
+		drivers: []string{"v2-1.0", "v0.3"}, js: true},
 	{name: "a2a-go-v0.3", start: func(t *testing.T) *peer { return startV03Agent(t, localListener(t)) },
 		drivers: []string{"v2-1.0", "v2-0.3-compat", "v0.3"}, js: true},
 	{name: "a2a-js", start: func(t *testing.T) *peer { return startJSAgent(t, 0) },
-		drivers: []string{"v2-1.0", "v2-0.3-compat", "v0.3"}},
+		drivers: []string{"v2-1.0", "v2-0.3-compat", "v0.3"}, js: true},
 	{name: "a2a-js-hybrid", start: func(t *testing.T) *peer { return startJSHybridAgent(t, 0) },
-		drivers: []string{"v2-1.0", "v0.3"}},
+		drivers: []string{"v2-1.0", "v0.3"}, js: true},
 }
 
 // gwRun is one scenario's view: the client (driver) at the module, the
@@ -122,6 +126,7 @@ var gatewayScenarios = []struct {
 	{"AskMultiTurn", gwAsk},
 	{"Data", gwData},
 	{"MessageReply", gwMsg},
+	{"MessageReplyStream", gwMsgStream},
 	{"SlowCancel", gwSlowCancel},
 	{"Resubscribe", gwResubscribe},
 	{"Ownership", gwOwnership},
@@ -154,12 +159,21 @@ func TestGateway(t *testing.T) {
 							p.ResetCalls()
 							sc.run(t, ctx, g)
 							g.checkAgentCalls(t)
+							// The client spoke its own version to the module.
+							methods := slices.Collect(maps.Values(g.d.op))
+							if g.d.name == "v2-1.0" {
+								methods = append(methods, "ListTasks")
+							}
+							g.w.requireDialect(t, g.d.sentVersion, methods...)
 							if t.Failed() {
 								t.Logf("agent %s recorded: %+v", p.Name, p.Calls())
 							}
 						})
 					}
 				})
+			}
+			if gc.js {
+				t.Run("a2a-js-client", func(t *testing.T) { gwJSClient(t, p, agentVersion, agentOps) })
 			}
 		})
 	}
@@ -170,11 +184,12 @@ func TestGateway(t *testing.T) {
 // (X-User), without the caller's Authorization or Cookie.
 func (g *gwRun) checkAgentCalls(t *testing.T) {
 	t.Helper()
-	checkGatewayCalls(t, g.p, g.agentVersion, g.agentOps, g.caller)
+	checkGatewayCalls(t, g.p, g.agentVersion, g.agentOps, func(u string) bool { return u == g.caller })
 }
 
-// checkGatewayCalls is checkAgentCalls for runs of any of callers.
-func checkGatewayCalls(t *testing.T, p *peer, version string, ops map[string]string, callers ...string) {
+// checkGatewayCalls is checkAgentCalls for runs of the callers isCaller
+// accepts.
+func checkGatewayCalls(t *testing.T, p *peer, version string, ops map[string]string, isCaller func(string) bool) {
 	t.Helper()
 	allowed := map[string]bool{}
 	for _, m := range ops {
@@ -191,9 +206,9 @@ func checkGatewayCalls(t *testing.T, p *peer, version string, ops map[string]str
 		if c.Method == "" {
 			continue // the module's card fetches
 		}
-		if c.HTTPMethod != http.MethodPost || c.A2AVersion != version || !slices.Contains(callers, c.XUser) || !allowed[c.Method] || p.URL+c.Path != wantPath {
-			t.Errorf("the agent got %s %s %s A2A-Version %q X-User %q, want POST %s, a %s method, A2A-Version %q X-User one of %q",
-				c.HTTPMethod, c.Path, c.Method, c.A2AVersion, c.XUser, wantPath, version, version, callers)
+		if c.HTTPMethod != http.MethodPost || c.A2AVersion != version || !isCaller(c.XUser) || !allowed[c.Method] || p.URL+c.Path != wantPath {
+			t.Errorf("the agent got %s %s %s A2A-Version %q X-User %q, want POST %s, a %s method, A2A-Version %q, the caller's X-User",
+				c.HTTPMethod, c.Path, c.Method, c.A2AVersion, c.XUser, wantPath, version, version)
 		}
 	}
 }
@@ -376,6 +391,26 @@ func gwMsg(t *testing.T, ctx context.Context, g *gwRun) {
 	}
 }
 
+func gwMsgStream(t *testing.T, ctx context.Context, g *gwRun) {
+	evs, err := g.d.stream(ctx, "msg hi", nil)
+	if err != nil {
+		t.Fatalf("stream after %v: %v", eventsString(evs), err)
+	}
+	var arts []string
+	for _, e := range evs {
+		if e.Kind == "artifact" {
+			arts = append(arts, e.String())
+		}
+	}
+	if len(evs) == 0 || evs[0].Kind != "task" || !slices.Equal(arts, []string{`artifact("msg: hi" append=false last=true)`}) ||
+		evs[len(evs)-1].String() != "status(completed)" {
+		t.Fatalf("stream(msg hi) = %v, want the Task, one artifact %q, then status(completed)", eventsString(evs), "msg: hi")
+	}
+	if m := g.rpcMethods(); !slices.Equal(m, []string{g.agentOps["stream"]}) {
+		t.Errorf("the agent got %v, want one %s", m, g.agentOps["stream"])
+	}
+}
+
 // startSlow sends "slow" without blocking and waits (bounded) until the
 // module's task is working.
 func (g *gwRun) startSlow(t *testing.T, ctx context.Context) pResult {
@@ -400,7 +435,8 @@ func (g *gwRun) startSlow(t *testing.T, ctx context.Context) pResult {
 }
 
 // checkCanceled asserts the agent heard the cancel in its own version:
-// the run's stream, then only cancels of the agent's own task.
+// the run's stream, then one cancel of the agent's own task (the module's
+// id never reaches it).
 func (g *gwRun) checkCanceled(t *testing.T, moduleTask string) {
 	t.Helper()
 	g.waitAgentMethod(t, g.agentOps["cancel"])
@@ -410,13 +446,11 @@ func (g *gwRun) checkCanceled(t *testing.T, moduleTask string) {
 			rpcs = append(rpcs, c)
 		}
 	}
-	if len(rpcs) < 2 || rpcs[0].Method != g.agentOps["stream"] {
-		t.Fatalf("the agent got %v, want %s then %s", g.rpcMethods(), g.agentOps["stream"], g.agentOps["cancel"])
+	if want := []string{g.agentOps["stream"], g.agentOps["cancel"]}; !slices.Equal(g.rpcMethods(), want) {
+		t.Fatalf("the agent got %v, want %v", g.rpcMethods(), want)
 	}
-	for _, c := range rpcs[1:] {
-		if c.Method != g.agentOps["cancel"] || c.TaskID == "" || c.TaskID == moduleTask {
-			t.Errorf("after the stream the agent got %s of task %q, want only %s of its own task", c.Method, c.TaskID, g.agentOps["cancel"])
-		}
+	if c := rpcs[1]; c.TaskID == "" || c.TaskID == moduleTask {
+		t.Errorf("the agent was told to cancel task %q, want its own task's id (not the module's %s)", c.TaskID, moduleTask)
 	}
 }
 
@@ -510,7 +544,7 @@ func gwOwnership(t *testing.T, ctx context.Context, g *gwRun) {
 		t.Fatalf("send as %s: %v", other, err)
 	}
 	// Each run reached the agent as its own caller.
-	checkGatewayCalls(t, g.p, g.agentVersion, g.agentOps, g.caller, other)
+	checkGatewayCalls(t, g.p, g.agentVersion, g.agentOps, func(u string) bool { return u == g.caller || u == other })
 	var users []string
 	for _, c := range g.p.Calls() {
 		if c.Method != "" {
@@ -544,5 +578,47 @@ func gwOwnership(t *testing.T, ctx context.Context, g *gwRun) {
 	// Nothing of this reached the agent: the module answers from its record.
 	if m := g.rpcMethods(); len(m) != 0 {
 		t.Errorf("the agent got %v for another caller's get and cancel and a list, want nothing", m)
+	}
+}
+
+// gwJSClient runs the @a2a-js/sdk client suite (js/test/gateway.test.js,
+// over 1.0 and, legacyCompat on against the 0.3-only mount, over 0.3)
+// through the gateway to p, then checks what p recorded of it: the same
+// rules as for the Go clients, and the cancels (two scenarios cancel a
+// running task) in p's own version.
+func gwJSClient(t *testing.T, p *peer, agentVersion string, agentOps map[string]string) {
+	node, dir := nodeSuite(t)
+	caller := "js-" + uniq(t)
+	p.ResetCalls()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/gateway.test.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"A2A_GW_URL="+gatewayURL,
+		"A2A_GW_LEGACY_URL="+gatewayLegacyURL,
+		"A2A_GW_CALLER="+caller,
+		"A2A_GW_AGENT_VERSION="+agentVersion,
+		"NO_COLOR=1",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test test/gateway.test.js:\n%s", out)
+	if err != nil {
+		t.Fatalf("node --test test/gateway.test.js failed: %v (its output is above)", err)
+	}
+	if !strings.Contains(string(out), "ℹ pass 16\n") || !strings.Contains(string(out), "ℹ skipped 0\n") {
+		t.Errorf("the node suite did not pass its 16 tests (8 per setup)")
+	}
+	checkGatewayCalls(t, p, agentVersion, agentOps, func(u string) bool { return strings.HasPrefix(u, caller+".") })
+	var cancels int
+	for _, m := range p.Methods() {
+		if m == agentOps["cancel"] {
+			cancels++
+		}
+	}
+	// Two cancels of a running task per setup: each reaches the agent at
+	// least once (the aborted run may tell it again).
+	if cancels < 4 {
+		t.Errorf("the agent got %d %s, want at least 4: %v", cancels, agentOps["cancel"], p.Methods())
 	}
 }

@@ -16,28 +16,11 @@ import (
 // runner) against the Caddy and agent this package started. Node's output is
 // streamed into the test log line by line; a failing node run fails the test.
 func TestJSClient(t *testing.T) {
-	inCI := os.Getenv("CI") == "true"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if inCI {
-			t.Fatalf("node is not installed, and CI=true: the JS interop suite must run in CI")
-		}
-		t.Skip("node is not installed: skipping the @a2a-js/sdk interop suite")
-	}
-	dir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		if inCI {
-			t.Fatalf("interop/js/node_modules is missing and CI=true: run `npm ci` in interop/js (interop/run.sh does)")
-		}
-		t.Skip("interop/js/node_modules is missing: run `npm ci` in interop/js (or interop/run.sh) to enable the @a2a-js/sdk suite")
-	}
-
+	node, dir := nodeSuite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec")
+	// Its own file: gateway.test.js runs from TestGateway.
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/client.test.js")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"A2A_DUAL_URL="+dualURL,
@@ -72,4 +55,29 @@ func logLines(t *testing.T, r io.Reader) {
 	for sc.Scan() {
 		t.Log("node: " + sc.Text())
 	}
+}
+
+// nodeSuite finds node and js/node_modules for a node --test suite: it
+// skips the test when either is missing, and fails instead under CI=true.
+func nodeSuite(t *testing.T) (node, dir string) {
+	t.Helper()
+	inCI := os.Getenv("CI") == "true"
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if inCI {
+			t.Fatalf("node is not installed, and CI=true: the JS interop suite must run in CI")
+		}
+		t.Skip("node is not installed: skipping the @a2a-js/sdk interop suite")
+	}
+	dir, err = filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		if inCI {
+			t.Fatalf("interop/js/node_modules is missing and CI=true: run `npm ci` in interop/js (interop/run.sh does)")
+		}
+		t.Skip("interop/js/node_modules is missing: run `npm ci` in interop/js (or interop/run.sh) to enable the @a2a-js/sdk suite")
+	}
+	return node, dir
 }
