@@ -123,7 +123,12 @@ var gatewayScenarios = []struct {
 }{
 	{"SendEcho", gwSendEcho},
 	{"StreamChunks", gwStreamChunks},
+	{"SendChunks", gwSendChunks},
 	{"AskMultiTurn", gwAsk},
+	{"AskMultiTurnStream", gwAskStream},
+	{"AskAcrossVersions", gwAskAcross},
+	{"CancelInputRequired", gwCancelAsk},
+	{"Fail", gwFail},
 	{"Data", gwData},
 	{"MessageReply", gwMsg},
 	{"MessageReplyStream", gwMsgStream},
@@ -159,12 +164,15 @@ func TestGateway(t *testing.T) {
 							p.ResetCalls()
 							sc.run(t, ctx, g)
 							g.checkAgentCalls(t)
-							// The client spoke its own version to the module.
-							methods := slices.Collect(maps.Values(g.d.op))
-							if g.d.name == "v2-1.0" {
-								methods = append(methods, "ListTasks")
+							// The client spoke its own version to the module (the
+							// one scenario that mixes versions shares the wire).
+							if sc.name != "AskAcrossVersions" {
+								methods := slices.Collect(maps.Values(g.d.op))
+								if g.d.name == "v2-1.0" {
+									methods = append(methods, "ListTasks")
+								}
+								g.w.requireDialect(t, g.d.sentVersion, methods...)
 							}
-							g.w.requireDialect(t, g.d.sentVersion, methods...)
 							if t.Failed() {
 								t.Logf("agent %s recorded: %+v", p.Name, p.Calls())
 							}
@@ -326,6 +334,35 @@ func gwStreamChunks(t *testing.T, ctx context.Context, g *gwRun) {
 	}
 }
 
+// gwSendChunks: a blocking send of "stream 3" answers the task with the
+// agent's streamed chunks as one artifact; a non-blocking one settles the
+// same way.
+func gwSendChunks(t *testing.T, ctx context.Context, g *gwRun) {
+	r, err := g.d.send(ctx, "stream 3", nil, false)
+	if err != nil {
+		t.Fatalf("send(stream 3): %v", err)
+	}
+	if r.State != "completed" || len(r.Artifacts) != 1 || r.text() != "chunk 1 chunk 2 chunk 3 " {
+		t.Fatalf("send(stream 3) = %+v, want completed with one artifact %q", r, "chunk 1 chunk 2 chunk 3 ")
+	}
+	n, err := g.d.send(ctx, "stream 3", nil, true)
+	if err != nil {
+		t.Fatalf("send(stream 3, non-blocking): %v", err)
+	}
+	for i := 0; n.State != "completed" && i < 100; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if n, err = g.d.get(ctx, n.TaskID); err != nil {
+			t.Fatalf("get: %v", err)
+		}
+	}
+	if n.State != "completed" || len(n.Artifacts) != 1 || n.text() != "chunk 1 chunk 2 chunk 3 " {
+		t.Fatalf("non-blocking send(stream 3), then get = %+v, want completed with one artifact %q", n, "chunk 1 chunk 2 chunk 3 ")
+	}
+	if m := g.rpcMethods(); !slices.Equal(m, []string{g.agentOps["stream"], g.agentOps["stream"]}) {
+		t.Errorf("the agent got %v, want two %s", m, g.agentOps["stream"])
+	}
+}
+
 func gwAsk(t *testing.T, ctx context.Context, g *gwRun) {
 	first, err := g.d.send(ctx, "ask", nil, false)
 	if err != nil {
@@ -355,6 +392,102 @@ func gwAsk(t *testing.T, ctx context.Context, g *gwRun) {
 	// The follow-up names the agent's own task, never the module's.
 	if c := sends[1]; c.Text != "Ada" || c.TaskID == "" || c.TaskID == first.TaskID || c.ContextID != actx {
 		t.Errorf("the follow-up reached the agent as %+v, want text Ada, the agent's task id (not %s), context %s", c, first.TaskID, actx)
+	}
+}
+
+func gwAskStream(t *testing.T, ctx context.Context, g *gwRun) {
+	evs, err := g.d.stream(ctx, "ask", nil)
+	if err != nil {
+		t.Fatalf("stream(ask) after %v: %v", eventsString(evs), err)
+	}
+	if len(evs) < 2 || evs[0].Kind != "task" || evs[len(evs)-1].String() != `status(input-required "what is your name?")` {
+		t.Fatalf("stream(ask) = %v, want the Task, then input-required asking %q", eventsString(evs), peerQuestion)
+	}
+	first, err := g.d.get(ctx, evs[0].TaskID)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	evs, err = g.d.stream(ctx, "Ada", &first)
+	if err != nil {
+		t.Fatalf("stream(follow-up) after %v: %v", eventsString(evs), err)
+	}
+	var arts []string
+	for _, e := range evs {
+		if e.Kind == "artifact" {
+			arts = append(arts, e.String())
+		}
+	}
+	if len(evs) == 0 || evs[0].Kind != "task" || evs[0].TaskID != first.TaskID ||
+		!slices.Equal(arts, []string{`artifact("hello Ada" append=false last=true)`}) || evs[len(evs)-1].String() != "status(completed)" {
+		t.Fatalf("stream(follow-up) = %v, want task %s, one artifact %q, then status(completed)", eventsString(evs), first.TaskID, "hello Ada")
+	}
+	if m := g.rpcMethods(); !slices.Equal(m, []string{g.agentOps["stream"], g.agentOps["stream"]}) {
+		t.Errorf("the agent got %v, want two %s", m, g.agentOps["stream"])
+	}
+}
+
+// gwAskAcross starts "ask" with the client and answers it with a client
+// of the other version, as the same caller: the task is the module's,
+// whatever version reads or continues it.
+func gwAskAcross(t *testing.T, ctx context.Context, g *gwRun) {
+	first, err := g.d.send(ctx, "ask", nil, false)
+	if err != nil {
+		t.Fatalf("send(ask): %v", err)
+	}
+	if first.State != "input-required" {
+		t.Fatalf("send(ask) = %+v, want input-required", first)
+	}
+	other := "v0.3"
+	if g.d.sentVersion != "1.0" {
+		other = "v2-1.0"
+	}
+	od := connectDriver(t, ctx, &peer{Name: "gateway", URL: gatewayURL}, g.w, other)
+	final, err := od.send(ctx, "Ada", &first, false)
+	if err != nil {
+		t.Fatalf("send(follow-up) with %s: %v", other, err)
+	}
+	if final.TaskID != first.TaskID || final.ContextID != first.ContextID || final.State != "completed" || final.text() != "hello Ada" {
+		t.Fatalf("follow-up with %s = %+v, want task %s completed with %q", other, final, first.TaskID, "hello Ada")
+	}
+	got, err := g.d.get(ctx, first.TaskID)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	if got.State != "completed" || got.text() != "hello Ada" {
+		t.Errorf("get after the follow-up = %+v, want completed with %q", got, "hello Ada")
+	}
+	if m := g.rpcMethods(); !slices.Equal(m, []string{g.agentOps["stream"], g.agentOps["stream"]}) {
+		t.Errorf("the agent got %v, want two %s", m, g.agentOps["stream"])
+	}
+}
+
+// gwCancelAsk cancels a task that waits for input: the module cancels
+// its task and tells the agent.
+func gwCancelAsk(t *testing.T, ctx context.Context, g *gwRun) {
+	first, err := g.d.send(ctx, "ask", nil, false)
+	if err != nil {
+		t.Fatalf("send(ask): %v", err)
+	}
+	if first.State != "input-required" {
+		t.Fatalf("send(ask) = %+v, want input-required", first)
+	}
+	c, err := g.d.cancel(ctx, first.TaskID)
+	if err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if c.TaskID != first.TaskID || c.State != "canceled" {
+		t.Errorf("cancel = %+v, want task %s canceled", c, first.TaskID)
+	}
+	g.checkCanceled(t, first.TaskID)
+}
+
+func gwFail(t *testing.T, ctx context.Context, g *gwRun) {
+	r, err := g.d.send(ctx, "fail", nil, false)
+	if err != nil {
+		t.Fatalf("send(fail): %v", err)
+	}
+	if r.Kind != "task" || r.State != "failed" || r.Status != peerBoom {
+		t.Errorf("send(fail) = %+v, want failed with the agent's status message %q", r, peerBoom)
 	}
 }
 
@@ -431,6 +564,12 @@ func (g *gwRun) startSlow(t *testing.T, ctx context.Context) pResult {
 	if r.State != "working" {
 		t.Fatalf("slow task is %s after 2s, want working", r.State)
 	}
+	// The module's task is working from the start; the agent's task id
+	// reaches the module only with the first frame of the agent's stream,
+	// and a cancel before that never reaches the agent (see
+	// TestGatewayCancelBeforeAgentNamesTask).
+	g.waitAgentMethod(t, g.agentOps["stream"])
+	time.Sleep(150 * time.Millisecond)
 	return r
 }
 
@@ -620,5 +759,49 @@ func gwJSClient(t *testing.T, p *peer, agentVersion string, agentOps map[string]
 	// least once (the aborted run may tell it again).
 	if cancels < 4 {
 		t.Errorf("the agent got %d %s, want at least 4: %v", cancels, agentOps["cancel"], p.Methods())
+	}
+}
+
+// TestGatewayCancelBeforeAgentNamesTask: a cancel of a running task that
+// comes before the module has read the first frame of the agent's stream
+// (a non-blocking send canceled at once) answers canceled, and should tell
+// the agent too, which goes on working otherwise (the @a2a-js/sdk agent's
+// task stays TASK_STATE_WORKING).
+func TestGatewayCancelBeforeAgentNamesTask(t *testing.T) {
+	if os.Getenv("INTEROP_KNOWN_BUGS") == "" {
+		t.Skip("TODO(upstream/a2a): a run aborted before the agent's stream named its task never sends CancelTask: " +
+			"Agent.Cancel returns nil for a reference without a task id, runStream.end sends cancelLater only when ref.Task is known, " +
+			"and aborting the run closes the agent's stream unread. Set INTEROP_KNOWN_BUGS=1 to run it.")
+	}
+	restoreBase(t)
+	p := startV03Agent(t, localListener(t))
+	loadGateway(t, p)
+	ctx := testCtx(t)
+	g := &gwRun{p: p, w: newWire(t), caller: "u-" + uniq(t), agentVersion: "0.3", agentOps: ops03}
+	g.w.header = http.Header{"X-Caller": {g.caller}}
+	g.d = connectDriver(t, ctx, &peer{Name: "gateway", URL: gatewayURL}, g.w, "v2-1.0")
+	// The window is short and its width varies: five tries, each of which
+	// must reach the agent.
+	lost := 0
+	for range 5 {
+		p.ResetCalls()
+		r, err := g.d.send(ctx, "slow", nil, true)
+		if err != nil {
+			t.Fatalf("send(slow, non-blocking): %v", err)
+		}
+		c, err := g.d.cancel(ctx, r.TaskID)
+		if err != nil || c.State != "canceled" {
+			t.Fatalf("cancel = %+v, %v; want canceled", c, err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for !slices.Contains(p.Methods(), "tasks/cancel") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !slices.Contains(p.Methods(), "tasks/cancel") {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of 5 cancels did not reach the agent (it got only message/stream for them)", lost)
 	}
 }

@@ -155,10 +155,16 @@ function describeEvents(events) {
   });
 }
 
+// waitWorking waits until the module's task is working, then a little
+// more: the agent's task id reaches the module with the first frame of the
+// agent's stream, and a cancel before that does not reach the agent.
 async function waitWorking(client, id) {
   for (let i = 0; i < 100; i++) {
     const task = await client.getTask({ id });
-    if (task.status?.state === TaskState.TASK_STATE_WORKING) return task;
+    if (task.status?.state === TaskState.TASK_STATE_WORKING) {
+      await new Promise((r) => setTimeout(r, 150));
+      return task;
+    }
     assert.ok(
       [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].includes(task.status?.state),
       `slow task ${id} is ${stateName(task.status?.state)}`,
