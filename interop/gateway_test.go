@@ -764,15 +764,11 @@ func gwJSClient(t *testing.T, p *peer, agentVersion string, agentOps map[string]
 
 // TestGatewayCancelBeforeAgentNamesTask: a cancel of a running task that
 // comes before the module has read the first frame of the agent's stream
-// (a non-blocking send canceled at once) answers canceled, and should tell
-// the agent too, which goes on working otherwise (the @a2a-js/sdk agent's
-// task stays TASK_STATE_WORKING).
+// (a non-blocking send canceled at once) answers canceled and tells the
+// agent too, which would go on working otherwise (the @a2a-js/sdk agent's
+// task stayed TASK_STATE_WORKING): the module reads the agent's stream on
+// until it names its task, then cancels that.
 func TestGatewayCancelBeforeAgentNamesTask(t *testing.T) {
-	if os.Getenv("INTEROP_KNOWN_BUGS") == "" {
-		t.Skip("TODO(upstream/a2a): a run aborted before the agent's stream named its task never sends CancelTask: " +
-			"Agent.Cancel returns nil for a reference without a task id, runStream.end sends cancelLater only when ref.Task is known, " +
-			"and aborting the run closes the agent's stream unread. Set INTEROP_KNOWN_BUGS=1 to run it.")
-	}
 	restoreBase(t)
 	p := startV03Agent(t, localListener(t))
 	loadGateway(t, p)

@@ -103,11 +103,24 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
-	s := &runStream{a: a, ctx: ctx, cancel: cancel, iface: card.Interface, codec: a.codecs[card.Interface.Version],
+	s := &runStream{a: a, ctx: ctx, iface: card.Interface, codec: a.codecs[card.Interface.Version],
 		req: req, ref: parseRef(req.Upstream)}
+	// The send outlives an abort of the run until the agent has named
+	// its task (aborted): only then can it be told to cancel it.
+	reqCtx, reqCancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.reqCtx, s.reqCancel = reqCtx, reqCancel
+	stop := context.AfterFunc(ctx, s.aborted)
+	s.cancel = func() {
+		stop()
+		cancel()
+		reqCancel()
+	}
 	s.baseArtifacts = s.ref.Artifacts
 	if err := s.start(card.Card.Streaming); err != nil {
-		cancel()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr // the abort, not what it did to the send
+		}
+		s.cancel()
 		return nil, err
 	}
 	return s, nil

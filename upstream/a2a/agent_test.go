@@ -427,3 +427,46 @@ func body0() string {
 	return `{"name":"A","description":"D","version":"1","capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
 		`"skills":[{"id":"s","name":"S","description":"S.","tags":["t"]}],"supportedInterfaces":[{"url":"http://x.example/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
 }
+
+// A run aborted before the agent named its task: the send is read on
+// until it does, and the agent is then told to cancel that task.
+func TestRunAbortedBeforeTheAgentNamesItsTask(t *testing.T) {
+	f := newFake(t, protocol.V03, true, nil)
+	canceled := make(chan string, 1)
+	f.rpc = func(w http.ResponseWriter, r *http.Request, req *protocol.Request) {
+		switch req.Method {
+		case "message/stream":
+			time.Sleep(100 * time.Millisecond) // the abort comes before the first frame
+			f.frames(w, req, protocol.Event{Task: task("late", protocol.StateWorking)})
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+		case "tasks/cancel":
+			p, _ := f.codec.DecodeTaskID(req.Params)
+			f.result(w, req, f.codec.AppendTask(nil, task(p.ID, protocol.StateCanceled)))
+			canceled <- p.ID
+		}
+	}
+	a := newAgent(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	s, err := a.Run(ctx, userReq("slow", ""))
+	if err == nil {
+		for range 10 {
+			if _, err = s.Next(); err != nil {
+				break
+			}
+		}
+		s.Close()
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the aborted run ended with %v", err)
+	}
+	select {
+	case id := <-canceled:
+		if id != "late" {
+			t.Fatalf("canceled %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent was not told of the run aborted before it named its task")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -28,9 +29,17 @@ const envelopeDepth = 2
 // frames, or one JSON answer) turned into upstream events, then polling
 // while the agent's task has not settled.
 type runStream struct {
-	a      *Agent
-	ctx    context.Context
-	cancel context.CancelFunc
+	a *Agent
+	// ctx is the run's (bounded by the timeout); reqCtx the send's, which
+	// an abort of the run ends only once the agent's task is known, or
+	// cancelWait after (aborted).
+	ctx       context.Context
+	reqCtx    context.Context
+	reqCancel context.CancelFunc
+	cancel    func()
+	// named is set once the agent's task id is known, for aborted (which
+	// runs on its own goroutine).
+	named atomic.Bool
 	iface  protocol.Interface
 	codec  protocol.Codec
 	req    *upstream.RunRequest
@@ -74,7 +83,7 @@ func (s *runStream) start(streams bool) error {
 	if streams {
 		m, accept = protocol.MethodStream, "text/event-stream, application/json"
 	}
-	resp, err := s.a.post(s.ctx, s.iface, s.codec, m, params, s.req.Headers, accept, s.req.Extensions)
+	resp, err := s.a.post(s.reqCtx, s.iface, s.codec, m, params, s.req.Headers, accept, s.req.Extensions)
 	if err != nil {
 		return err
 	}
@@ -106,9 +115,28 @@ func (s *runStream) start(streams bool) error {
 	return nil
 }
 
+// aborted runs when the run is aborted (a cancel, the timeout, a
+// shutdown): the send is ended at once if the agent's task is known (end
+// then tells the agent), else only once the agent has named it (Next
+// ends the run then) or cancelWait has passed. Closing the stream before
+// its first frame would leave the agent working on a task nobody can
+// cancel.
+func (s *runStream) aborted() {
+	if s.named.Load() {
+		s.reqCancel()
+		return
+	}
+	time.AfterFunc(cancelWait, s.reqCancel)
+}
+
 // Next returns the next event; io.EOF once the agent's task settled.
 func (s *runStream) Next() (upstream.Event, error) {
 	for {
+		if s.err == nil && s.ctx.Err() != nil && s.ref.Task != "" {
+			// Aborted, and the agent's task is known: end (and tell it).
+			s.pending = nil
+			s.end(s.ctx.Err())
+		}
 		if len(s.pending) > 0 {
 			ev := s.pending[0]
 			s.pending = s.pending[1:]
@@ -242,6 +270,7 @@ func (s *runStream) noteTask(taskID, contextID string) {
 		s.baseArtifacts, s.ref.Artifacts, s.sent = 0, 0, nil
 	}
 	s.ref.Task, s.ref.Context = taskID, contextID
+	s.named.Store(true)
 	s.pending = append(s.pending, upstream.Event{Kind: upstream.EventRef, Ref: s.ref.encode()})
 }
 
