@@ -104,7 +104,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	s := &runStream{a: a, ctx: ctx, iface: card.Interface, codec: a.codecs[card.Interface.Version],
-		req: req, ref: parseRef(req.Upstream)}
+		req: req, ref: parseRef(req.Upstream), streams: card.Card.Streaming}
 	// The send outlives an abort of the run until the agent has named
 	// its task (aborted): only then can it be told to cancel it.
 	reqCtx, reqCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -116,7 +116,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 		reqCancel()
 	}
 	s.baseArtifacts = s.ref.Artifacts
-	if err := s.start(card.Card.Streaming); err != nil {
+	if err := s.start(); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = ctxErr // the abort, not what it did to the send
 		}

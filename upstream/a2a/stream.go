@@ -38,8 +38,10 @@ type runStream struct {
 	reqCancel context.CancelFunc
 	cancel    func()
 	// named is set once the agent's task id is known, for aborted (which
-	// runs on its own goroutine).
-	named atomic.Bool
+	// runs on its own goroutine); streams, before the send, when it is a
+	// stream.
+	named   atomic.Bool
+	streams bool
 	iface  protocol.Interface
 	codec  protocol.Codec
 	req    *upstream.RunRequest
@@ -67,7 +69,8 @@ type runStream struct {
 
 // start sends the turn: message/stream when the agent streams, else a
 // blocking message/send.
-func (s *runStream) start(streams bool) error {
+func (s *runStream) start() error {
+	streams := s.streams
 	msg := s.req.Message
 	msg.TaskID = s.ref.Task
 	msg.ContextID = s.ref.Context
@@ -122,7 +125,9 @@ func (s *runStream) start(streams bool) error {
 // its first frame would leave the agent working on a task nobody can
 // cancel.
 func (s *runStream) aborted() {
-	if s.named.Load() {
+	if s.named.Load() || !s.streams {
+		// Known, or never to be known before the turn is done (a
+		// blocking send answers only then): no reason to wait.
 		s.reqCancel()
 		return
 	}
