@@ -42,9 +42,9 @@ type runStream struct {
 	// stream.
 	named   atomic.Bool
 	streams bool
-	iface  protocol.Interface
-	codec  protocol.Codec
-	req    *upstream.RunRequest
+	iface   protocol.Interface
+	codec   protocol.Codec
+	req     *upstream.RunRequest
 
 	// ref is the agent's task as known so far; baseArtifacts, how many of
 	// its artifacts earlier turns brought into the module's task.
