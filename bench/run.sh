@@ -157,12 +157,18 @@ http://:$2 {
 EOF
 }
 
+# step NAME: whether to run that step (all of them unless ONLY lists some).
+step() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 log "build: Caddy with the a2a module (./cmd/caddy)"
 (cd "$root" && go build -o "$bin/caddy" ./cmd/caddy)
 log "build: upstream, A2A agent, a2a-go echo server, floor Caddy, load generator (bench/)"
 (cd "$here" && go build -o "$bin/" ./cmd/...)
-log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
-(cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
+# Only the load and rss steps run the JS peer.
+if step load || step rss; then
+	log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
+	(cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
 
 cat >"$work/ceiling.caddyfile" <<EOF
 {
@@ -311,8 +317,6 @@ http://:$((p_gwrelay + 1)) {
 EOF
 } >"$work/gwrelay.caddyfile"
 
-# step NAME: whether to run that step (all of them unless ONLY lists some).
-step() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
 start up "$bin/upstream" -addr "127.0.0.1:$p_up"
