@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
 #
-#   bash bench/run.sh              full run, about 12 minutes
-#   QUICK=1 bash bench/run.sh      smoke check, about 90 seconds
+#   bash bench/run.sh              full run, about 14 minutes
+#   QUICK=1 bash bench/run.sh      smoke check, about 2 minutes
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
