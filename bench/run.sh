@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
 #
-#   bash bench/run.sh              full run, about 12 minutes
-#   QUICK=1 bash bench/run.sh      smoke check, about 90 seconds
+#   bash bench/run.sh              full run, about 14 minutes
+#   QUICK=1 bash bench/run.sh      smoke check, about 2 minutes
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
-#                                  idle rss profile (profile needs PROFILE=1)
+#                                  gateway idle rss profile (profile needs
+#                                  PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
-# a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
+# canned A2A 1.0 agent (the gateway step), the a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
 # floor of the idle streams) and the load generator (Go module bench/), installs
 # the @a2a-js/sdk 1.3.0 + express 5 echo server (npm ci, bench/js), starts every
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 19 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 25 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -63,6 +64,11 @@ p_prof=$((port + 12))   # Caddy + a2a for profiling, admin on p_prof+1, reverse_
 p_idle_admin=$((port + 16)) # admin API of the idle-streams Caddy (forced GC, memstats)
 p_sproxy=$((port + 17)) # Caddy reverse_proxy → upstream, streaming (same process as relay)
 p_hold=$((port + 18))   # upstream of the idle reverse_proxy (its own, so the shared one never holds 10k streams)
+p_agent=$((port + 19))  # the canned A2A 1.0 agent (gateway step)
+p_gwproxy=$((port + 20)) # Caddy reverse_proxy → agent
+p_gw=$((port + 21))     # Caddy + a2a, upstream a2a → agent /echo (its card streams)
+p_gwb=$((port + 22))    # Caddy + a2a, upstream a2a → agent /echo-blocking (its card does not stream)
+p_gwrelay=$((port + 23)) # Caddy + a2a, upstream a2a → agent /chunks/500/2ms; reverse_proxy → agent on p_gwrelay+1 (same process)
 
 pids=()
 cleanup() {
@@ -151,12 +157,18 @@ http://:$2 {
 EOF
 }
 
+# step NAME: whether to run that step (all of them unless ONLY lists some).
+step() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 log "build: Caddy with the a2a module (./cmd/caddy)"
 (cd "$root" && go build -o "$bin/caddy" ./cmd/caddy)
-log "build: upstream, a2a-go echo server, floor Caddy, load generator (bench/)"
+log "build: upstream, A2A agent, a2a-go echo server, floor Caddy, load generator (bench/)"
 (cd "$here" && go build -o "$bin/" ./cmd/...)
-log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
-(cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
+# Only the load and rss steps run the JS peer.
+if step load || step rss; then
+	log "npm ci (bench/js: @a2a-js/sdk 1.3.0, express 5)"
+	(cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
 
 cat >"$work/ceiling.caddyfile" <<EOF
 {
@@ -254,8 +266,57 @@ http://:$p_burst {
 }
 EOF
 
-# step NAME: whether to run that step (all of them unless ONLY lists some).
-step() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+# The gateway: the module's a2a upstream in front of an A2A agent, beside
+# Caddy's reverse_proxy in front of the same agent, each its own process.
+# No card fields: the module takes them from the agent's card.
+gateway_site() {
+	cat <<EOF
+
+http://:$1 {
+	bind 127.0.0.1
+	a2a {
+		upstream a2a http://127.0.0.1:$p_agent$2
+	}
+}
+EOF
+}
+gateway_head='{
+	admin off
+	auto_https off
+	persist_config off
+}'
+{
+	echo "$gateway_head"
+	gateway_site "$p_gw" /echo
+} >"$work/gw.caddyfile"
+{
+	echo "$gateway_head"
+	gateway_site "$p_gwb" /echo-blocking
+} >"$work/gwb.caddyfile"
+cat >"$work/gwproxy.caddyfile" <<EOF
+$gateway_head
+
+http://:$p_gwproxy {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_agent
+}
+EOF
+# One process, two sites: the paced chunk stream through the module and
+# through reverse_proxy (flushing at once, as an SSE proxy must).
+{
+	echo "$gateway_head"
+	gateway_site "$p_gwrelay" /chunks/500/2ms
+	cat <<EOF
+
+http://:$((p_gwrelay + 1)) {
+	bind 127.0.0.1
+	reverse_proxy 127.0.0.1:$p_agent {
+		flush_interval -1
+	}
+}
+EOF
+} >"$work/gwrelay.caddyfile"
+
 
 export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
 start up "$bin/upstream" -addr "127.0.0.1:$p_up"
@@ -303,6 +364,30 @@ if step stream; then
 		-proxy "http://127.0.0.1:$p_sproxy/ndjson/5000/0s" \
 		-chunks 5000 -d "$events_d"
 	stop "$pid_stream"
+fi
+
+if step gateway; then
+	log "gateway: upstream a2a and reverse_proxy in front of one A2A agent, blocking sends then chunk latency"
+	start agent "$bin/a2aagent" -addr "127.0.0.1:$p_agent"
+	wait_port "$p_agent" agent
+	start gwproxy "$bin/caddy" run --adapter caddyfile --config "$work/gwproxy.caddyfile"
+	start gw "$bin/caddy" run --adapter caddyfile --config "$work/gw.caddyfile"
+	start gwb "$bin/caddy" run --adapter caddyfile --config "$work/gwb.caddyfile"
+	for pn in "$p_gwproxy gwproxy" "$p_gw gw" "$p_gwb gwb"; do
+		wait_port $pn
+	done
+	measure load -title "Gateway: blocking SendMessage (1.0) to one A2A agent" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+		-t "name=reverse_proxy → agent,kind=v1.0,url=http://127.0.0.1:$p_gwproxy/echo/rpc,pid=$pid_gwproxy,up=$pid_agent" \
+		-t "name=caddy-a2a upstream a2a (agent streams),kind=v1.0,url=http://127.0.0.1:$p_gw/a2a,pid=$pid_gw,up=$pid_agent" \
+		-t "name=caddy-a2a upstream a2a (blocking agent),kind=v1.0,url=http://127.0.0.1:$p_gwb/a2a,pid=$pid_gwb,up=$pid_agent" \
+		-ceiling "reverse_proxy → agent"
+	stop "$pid_gwproxy" "$pid_gw" "$pid_gwb"
+	start gwrelay "$bin/caddy" run --adapter caddyfile --config "$work/gwrelay.caddyfile"
+	wait_port "$p_gwrelay" gwrelay
+	wait_port $((p_gwrelay + 1)) gwrelay
+	measure gwrelay -direct "http://127.0.0.1:$p_agent/chunks/500/2ms/rpc" -gateway "http://127.0.0.1:$p_gwrelay/a2a" \
+		-proxy "http://127.0.0.1:$((p_gwrelay + 1))/chunks/500/2ms/rpc" -chunks 500 -d "$relay_d"
+	stop "$pid_gwrelay" "$pid_agent"
 fi
 
 # fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket

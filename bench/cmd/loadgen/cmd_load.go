@@ -20,6 +20,7 @@ func cmdLoad(args []string) error {
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each round")
 	rounds := fs.Int("rounds", 3, "rounds per target")
 	baseline := fs.String("ceiling", "ceiling", "name of the target the ratios are taken against")
+	title := fs.String("title", "Blocking sends", "the table's heading, before its parameters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func cmdLoad(args []string) error {
 			logf("round %d/%d %-12s %8.0f req/s  %d ok  %d errors %s", r+1, *rounds, t.Name, res.rps(), res.ok, res.errs, res.firstErr)
 		}
 	}
-	printLoadTable(targets, *baseline, *conns, *dur, *rounds)
+	printLoadTable(targets, *title, *baseline, *conns, *dur, *rounds)
 	var failed []string
 	for _, t := range targets {
 		if t.errs > 0 {
@@ -71,7 +72,7 @@ func cmdLoad(args []string) error {
 	return nil
 }
 
-func printLoadTable(targets []*target, baseline string, conns int, dur time.Duration, rounds int) {
+func printLoadTable(targets []*target, title, baseline string, conns int, dur time.Duration, rounds int) {
 	var base *target
 	for _, t := range targets {
 		slices.Sort(t.lat)
@@ -79,7 +80,7 @@ func printLoadTable(targets []*target, baseline string, conns int, dur time.Dura
 			base = t
 		}
 	}
-	fmt.Printf("\n### Blocking sends: %d connections, closed loop, %d interleaved rounds × %s\n\n", conns, rounds, dur)
+	fmt.Printf("\n### %s: %d connections, closed loop, %d interleaved rounds × %s\n\n", title, conns, rounds, dur)
 	fmt.Println("| target | req/s (median) | rounds | p50 | p99 | peak RSS | CPU/req (server + upstream) | req/s vs ceiling | p99 vs ceiling | errors |")
 	fmt.Println("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, t := range targets {

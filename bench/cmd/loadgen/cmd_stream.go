@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -178,96 +176,23 @@ func cmdRelay(args []string) error {
 	if *direct == "" || *a2a == "" {
 		return errors.New("-direct and -a2a are required")
 	}
-	type path struct {
-		name string
-		read func(seq int, f chunkFunc) (int, error)
-		lat  []int64
-		errs int
-		err  error
-	}
-	paths := []*path{
+	paths := []*relayPath{
 		{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }},
 		{name: "through caddy-a2a (SSE)", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*a2a, seq, f) }},
 	}
 	if *proxy != "" {
-		paths = append(paths, &path{name: "through Caddy reverse_proxy (NDJSON)", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*proxy, f) }})
+		paths = append(paths, &relayPath{name: "through Caddy reverse_proxy (NDJSON)", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*proxy, f) }})
 	}
-	// The paths run at the same time, so whatever else the machine is
-	// doing hits them alike; the streams are paced, so they barely load it.
-	var (
-		mu  sync.Mutex
-		seq int
-	)
-	end := time.Now().Add(*dur)
-	var wg sync.WaitGroup
-	for _, p := range paths {
-		for range *streams {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lat := make([]int64, 0, *chunks)
-				for time.Now().Before(end) {
-					mu.Lock()
-					seq++
-					s := seq
-					mu.Unlock()
-					lat = lat[:0]
-					n, err := p.read(s, func(sent int64, read time.Time) { lat = append(lat, read.UnixNano()-sent) })
-					if err == nil && n != *chunks {
-						err = fmt.Errorf("%d chunks, want %d", n, *chunks)
-					}
-					mu.Lock()
-					if err != nil {
-						p.errs++
-						if p.err == nil {
-							p.err = err
-						}
-					} else {
-						p.lat = append(p.lat, lat...)
-					}
-					mu.Unlock()
-					if err != nil {
-						return // one failure fails the path; no retry storm
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	for _, p := range paths {
-		logf("relay %-36s %d samples, %d errors %v", p.name, len(p.lat), p.errs, p.err)
-	}
-	for _, p := range paths {
-		slices.Sort(p.lat)
-	}
-	d, m := paths[0], paths[1]
+	runRelayPaths(paths, *streams, *chunks, *dur)
 	fmt.Printf("\n### Chunk relay latency: upstream write → client read, %d streams of %d chunks per path (paced by the upstream), all paths at once for %s\n\n",
 		*streams, *chunks, *dur)
-	fmt.Println("| path | chunks | p50 | p90 | p99 | max | errors |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
-	for _, p := range paths {
-		errs := "0"
-		if p.errs > 0 {
-			errs = fmt.Sprintf("**FAIL %d**: %.120v", p.errs, p.err)
-		}
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s |\n", p.name, len(p.lat), fmtDur(percentile(p.lat, 0.5)),
-			fmtDur(percentile(p.lat, 0.9)), fmtDur(percentile(p.lat, 0.99)), fmtDur(time.Duration(lastOf(p.lat))), errs)
-	}
-	added := func(name string, p *path) {
-		fmt.Printf("| **added by %s** | | %s | %s | %s | | |\n", name,
-			fmtSigned(percentile(p.lat, 0.5)-percentile(d.lat, 0.5)),
-			fmtSigned(percentile(p.lat, 0.9)-percentile(d.lat, 0.9)),
-			fmtSigned(percentile(p.lat, 0.99)-percentile(d.lat, 0.99)))
-	}
-	added("caddy-a2a", m)
+	added := []addedRow{{"**added by caddy-a2a**", paths[1], paths[0]}}
 	if len(paths) > 2 {
-		added("reverse_proxy", paths[2])
+		added = append(added, addedRow{"**added by reverse_proxy**", paths[2], paths[0]})
 	}
-	fmt.Println()
-	for _, p := range paths {
-		if p.errs > 0 {
-			return errors.New("relay: streams failed")
-		}
+	printRelayTable(paths, added)
+	if failedPaths(paths) {
+		return errors.New("relay: streams failed")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@
 //	loadgen sends  -t … -n N                                 RSS across N sends (flat with a bounded store?)
 //	loadgen relay  -direct URL -a2a URL                      upstream chunk → client frame latency
 //	loadgen events -direct URL -a2a URL                      events/s through one stream
+//	loadgen gwrelay -direct URL -gateway URL -proxy URL      agent chunk → client frame latency, the module's a2a upstream beside reverse_proxy
 //	loadgen idle   -t …,kind=a2a -t …,kind=hold -proto h1,h2c -- CMD… -- CMD…
 //	                                                         RSS of 1k and 10k idle SSE streams, the module's and a baseline's, a fresh server each
 package main
@@ -38,11 +39,12 @@ func main() {
 		os.Exit(2)
 	}
 	cmds := map[string]func([]string) error{
-		"load":   cmdLoad,
-		"sends":  cmdSends,
-		"relay":  cmdRelay,
-		"events": cmdEvents,
-		"idle":   cmdIdle,
+		"load":    cmdLoad,
+		"sends":   cmdSends,
+		"relay":   cmdRelay,
+		"events":  cmdEvents,
+		"idle":    cmdIdle,
+		"gwrelay": cmdGatewayRelay,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
@@ -56,7 +58,7 @@ func main() {
 }
 
 const usage = `
-usage: loadgen load|sends|relay|events|idle [flags]   (loadgen <cmd> -h for flags)
+usage: loadgen load|sends|relay|events|idle|gwrelay [flags]   (loadgen <cmd> -h for flags)
 `
 
 func logf(format string, args ...any) {

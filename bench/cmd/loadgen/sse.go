@@ -71,15 +71,18 @@ type streamFrame struct {
 			} `json:"status"`
 		} `json:"task"`
 		StatusUpdate *struct {
+			TaskID string `json:"taskId"`
 			Status struct {
 				State string `json:"state"`
 			} `json:"status"`
 		} `json:"statusUpdate"`
 		ArtifactUpdate *struct {
-			Append    bool `json:"append"`
-			LastChunk bool `json:"lastChunk"`
+			TaskID    string `json:"taskId"`
+			Append    bool   `json:"append"`
+			LastChunk bool   `json:"lastChunk"`
 			Artifact  struct {
-				Parts []struct {
+				ArtifactID string `json:"artifactId"`
+				Parts      []struct {
 					Text string `json:"text"`
 				} `json:"parts"`
 			} `json:"artifact"`
