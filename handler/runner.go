@@ -276,6 +276,9 @@ type run struct {
 	// chunks maps the agent's own artifact ids (upstream.EventChunk) to
 	// the task's.
 	chunkIDs map[string]string
+	// upstreamRef is the agent's latest reference for the task
+	// (upstream.EventRef), written with each of the run's writes.
+	upstreamRef string
 	// in reads the agent's events, holding them to runLimits.
 	in interpreter
 	// refused is set, before the run settles, when the agent refused the
@@ -629,15 +632,12 @@ func (ru *run) chunk(src *protocol.Artifact, appendTo, last bool) error {
 	return err
 }
 
-// ref records the agent's reference for the task, written with no event.
+// ref records the agent's reference for the task. It is written with the
+// run's next write, which every run makes (its outcome at the latest):
+// no write of its own, and no caller sees it.
 func (ru *run) ref(ref string) error {
-	if ref == ru.task.Upstream {
-		return nil
-	}
-	return ru.commit(func(t *protocol.Task) []protocol.Event {
-		t.Upstream = ref
-		return nil
-	})
+	ru.upstreamRef = ref
+	return nil
 }
 
 // finish ends the run in state with an optional agent message. detail is
@@ -776,6 +776,9 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		// replace, not write into, the slices it changes. Appends go
 		// through slices.Clip except where only this run ever appends.
 		t := *ru.task
+		if ru.upstreamRef != "" {
+			t.Upstream = ru.upstreamRef
+		}
 		evs := mutate(&t)
 		// Writes do not use the run's context: a canceled run must still
 		// record how it ended. The store bounds its own I/O.

@@ -342,6 +342,7 @@ func (s *runStream) closeBody() {
 	if s.resp != nil {
 		s.resp.Body.Close()
 		s.resp = nil
+		s.frames.Release()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // ErrTooLarge: one NDJSON line or SSE event is over the reader's bound.
@@ -35,9 +36,39 @@ type Reader struct {
 	id, lastID []byte
 }
 
+// bufSize is the read buffer of a Reader whose frames may be that large;
+// a smaller bound gets a buffer of its own size.
+const bufSize = 32 << 10
+
+// bufs keeps the read buffers of released Readers: every streamed run
+// takes one, and allocating 32KiB per run for answers of a few hundred
+// bytes showed in the gateway's profile (bench/run.sh, the gateway step).
+var bufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) }}
+
 // NewReader reads r as SSE (sse) or NDJSON, each frame at most max bytes.
+// Release gives its buffer back once the stream is done with.
 func NewReader(r io.Reader, sse bool, max int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, min(max+1, 32<<10)), sse: sse, max: max}
+	var br *bufio.Reader
+	if max+1 >= bufSize {
+		br = bufs.Get().(*bufio.Reader)
+		br.Reset(r)
+	} else {
+		br = bufio.NewReaderSize(r, max+1)
+	}
+	return &Reader{br: br, sse: sse, max: max}
+}
+
+// Release gives the reader's buffer back for another stream; the reader
+// must not be used after it (Next then reports io.ErrClosedPipe).
+func (p *Reader) Release() {
+	if p.br == nil {
+		return
+	}
+	if p.br.Size() == bufSize {
+		p.br.Reset(nil)
+		bufs.Put(p.br)
+	}
+	p.br = nil
 }
 
 // sseSlack lets an SSE line hold a whole event's data after "data: ".
@@ -47,6 +78,9 @@ const sseSlack = len("data: ")
 // data of an SSE event (its data lines joined by LF). The bytes are valid
 // until the next call. io.EOF once the stream ended cleanly.
 func (p *Reader) Next() ([]byte, error) {
+	if p.br == nil {
+		return nil, io.ErrClosedPipe
+	}
 	for {
 		line, err := p.readLine()
 		if err != nil {

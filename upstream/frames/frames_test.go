@@ -44,3 +44,21 @@ func TestReader(t *testing.T) {
 		})
 	}
 }
+
+// A released reader's buffer serves the next stream; the released one
+// reads nothing more.
+func TestRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: one\n\n"), true, 1<<20)
+	if b, err := r.Next(); err != nil || string(b) != "one" {
+		t.Fatalf("%q %v", b, err)
+	}
+	r.Release()
+	r.Release()
+	if _, err := r.Next(); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("after release: %v", err)
+	}
+	r2 := NewReader(strings.NewReader("{\"a\":1}\n"), false, 1<<20)
+	if b, err := r2.Next(); err != nil || string(b) != `{"a":1}` {
+		t.Fatalf("%q %v", b, err)
+	}
+}

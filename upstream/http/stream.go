@@ -57,6 +57,7 @@ func (s *eventStream) end(err error) {
 	s.err = err
 	s.cancel()
 	s.body.Close()
+	s.p.r.Release()
 }
 
 // Close aborts the run if it is still going.
