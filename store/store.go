@@ -42,6 +42,9 @@ var (
 	// the task into a terminal state is always accepted, so the handler can
 	// record the failure this error causes.
 	ErrTooManyEvents = errors.New("store: too many events for one task")
+	// ErrTooManyPushConfigs: PutPushConfig would take the task over the
+	// number of push configs it may hold.
+	ErrTooManyPushConfigs = errors.New("store: too many push configs for one task")
 )
 
 // LimitError is a bound of the store that a Create ran into: Err is
@@ -156,8 +159,36 @@ type Store interface {
 	// select on their own context as well. An in-process store can hand
 	// every caller the task's one channel.
 	CancelSignal(ctx context.Context, id string) <-chan struct{}
+	// PutPushConfig stores cfg as one of the push configs of owner's task
+	// id, replacing the one with the same ID; ErrNotFound if the task is
+	// not owner's, ErrTooManyPushConfigs if it would hold more than max.
+	// The configs live and expire with their task.
+	PutPushConfig(ctx context.Context, owner, id string, cfg PushConfig, max int) error
+	// PushConfigs returns the push configs of owner's task id, in the
+	// order they were first put; ErrNotFound as Get.
+	PushConfigs(ctx context.Context, owner, id string) ([]PushConfig, error)
+	// DeletePushConfig removes the push config configID of owner's task
+	// id; removing one that is not there is no error (ErrNotFound only for
+	// the task, as Get).
+	DeletePushConfig(ctx context.Context, owner, id, configID string) error
+	// ClaimDelivery claims the delivery named key (opaque: a config and an
+	// event of task id) for the caller: true exactly once per key, for the
+	// first claimant on any replica, so that one replica delivers each
+	// notification. Claims live and expire with their task; ErrNotFound
+	// for a task that is gone.
+	ClaimDelivery(ctx context.Context, id, key string) (bool, error)
 	// Close releases the store; blocked readers return ErrClosed.
 	Close() error
+}
+
+// PushConfig is one push notification config of a task as a store keeps
+// it: the service's encoding of the config, opaque to the store but for
+// its id.
+type PushConfig struct {
+	// ID is unique within the task.
+	ID string
+	// Data is the config as the service encodes it.
+	Data []byte
 }
 
 // Notifier is an optional Store capability for streams that wait a long

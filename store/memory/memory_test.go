@@ -615,3 +615,29 @@ func TestHeld(t *testing.T) {
 		t.Errorf("Held = %d, %d, %d; want 5, 1, 2", total, waiting, running)
 	}
 }
+
+// Push configs and claims are charged to their task and freed with it.
+func TestPushCharged(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Create(ctx, "o", &protocol.Task{ID: "t", Status: protocol.TaskStatus{State: protocol.StateWorking}}); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Bytes()
+	if err := s.PutPushConfig(ctx, "o", "t", store.PushConfig{ID: "c", Data: make([]byte, 1000)}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Bytes() - before; got != 1000+1+pushOverhead {
+		t.Fatalf("a config is charged %d bytes", got)
+	}
+	if ok, err := s.ClaimDelivery(ctx, "t", "k"); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if err := s.DeletePushConfig(ctx, "o", "t", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Bytes() - before; got != 1+pushOverhead {
+		t.Fatalf("after the delete, %d bytes charged (the claim's)", got)
+	}
+}

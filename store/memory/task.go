@@ -54,6 +54,12 @@ type entry struct {
 
 	cancelled bool
 	cancelCh  chan struct{}
+
+	// push are the task's push configs, claims the delivery claims made
+	// of it and claimBytes what they are charged (push.go); under mu.
+	push       []store.PushConfig
+	claims     map[string]struct{}
+	claimBytes int
 }
 
 var errNoID = errors.New("memory: task has no id")
@@ -71,9 +77,9 @@ const (
 // estimated by content size plus overheads; e.mu must be held.
 func (e *entry) charge() int64 {
 	if e.packed != nil {
-		return taskOverhead + int64(len(e.packed.data))
+		return taskOverhead + int64(len(e.packed.data)) + e.pushBytes()
 	}
-	return taskOverhead + int64(e.task.Size()+e.log.bytes+eventOverhead*len(e.log.evs))
+	return taskOverhead + int64(e.task.Size()+e.log.bytes+eventOverhead*len(e.log.evs)) + e.pushBytes()
 }
 
 // tsKey is the sort key of a status timestamp. The zero time sorts first.

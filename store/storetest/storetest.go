@@ -46,6 +46,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CloseWakesWaiters", testCloseWakes},
 		{"EventsReady", testEventsReady},
 		{"EventsReadyClose", testEventsReadyClose},
+		{"PushConfigs", testPushConfigs},
+		{"ClaimDelivery", testClaimDelivery},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
