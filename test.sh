@@ -5,8 +5,9 @@
 # browser suite in headless Chromium, the benchmark harness's own tests, and
 # a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here),
 # and Chromium, Python 3 and curl (the README's snippets, run by the examples
-# package against its Python agent): installed here when missing (as root,
-# with apt-get), else the run stops at once naming the Debian packages.
+# package against its Python agent) and redis-server (the Redis store's
+# tests start their own): installed here when missing (as root, with
+# apt-get), else the run stops at once naming the Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,7 +16,7 @@ cd "$(dirname "$0")"
 # can; otherwise we stop now, naming the packages, rather than fail later or
 # skip anything. CHROMIUM=<path> points the browser tests at another build.
 need=()
-for pair in chromium:chromium python3:python3 curl:curl; do
+for pair in chromium:chromium python3:python3 curl:curl redis-server:redis-server; do
   cmd=${pair%%:*} pkg=${pair#*:}
   if [ "$cmd" = chromium ] && { [ -n "${CHROMIUM:-}" ] || command -v chromium-browser >/dev/null; }; then
     continue
