@@ -426,8 +426,12 @@ func (h *Handler) logMounted() {
 	for i, v := range h.versions {
 		versions[i] = v.String()
 	}
+	name := h.Name
+	if name == "" {
+		name = "(the agent card's)" // a gateway's, known once fetched
+	}
 	fields := []zap.Field{
-		zap.String("name", h.Name),
+		zap.String("name", name),
 		zap.String("card_path", h.CardPath),
 		zap.String("rpc_path", h.RPCPath),
 		zap.Strings("versions", versions),
