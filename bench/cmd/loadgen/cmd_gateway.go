@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,27 +17,12 @@ import (
 // updates may come between (the module reports working). It returns the
 // number of chunks.
 func readAgentStream(rpcURL string, seq, chunks int, onChunk chunkFunc) (int, error) {
-	req, addr, err := rpcRequest(rpcURL, "SendStreamingMessage",
-		fmt.Sprintf(`{"message":{"messageId":"g-%d","role":"ROLE_USER","parts":[{"text":"go"}]}}`, seq), true)
+	sr, closeConn, err := openStream(rpcURL, fmt.Sprintf("g-%d", seq))
 	if err != nil {
 		return 0, err
 	}
-	c, err := dial(addr)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	if err := c.send(req); err != nil {
-		return 0, err
-	}
-	resp, err := c.readHead()
-	if err != nil {
-		return 0, err
-	}
-	if resp.Status != 200 || !bytes.HasPrefix([]byte(resp.ContentType), []byte("text/event-stream")) {
-		return 0, fmt.Errorf("HTTP %d %s", resp.Status, resp.ContentType)
-	}
-	return readAgentFrames(newSSEReader(c, &resp), chunks, onChunk)
+	defer closeConn()
+	return readAgentFrames(sr, chunks, onChunk)
 }
 
 // readAgentFrames checks the frames of readAgentStream's answer.

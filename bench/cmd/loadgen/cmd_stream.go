@@ -72,32 +72,45 @@ func chunkStamp(line []byte) (int64, error) {
 	return strconv.ParseInt(string(v), 10, 64)
 }
 
+// openStream sends one SendStreamingMessage "go" with message id msgID to
+// rpcURL on a connection of its own and returns the SSE answer once its
+// head says it is one; closeConn ends the connection.
+func openStream(rpcURL, msgID string) (sr *sseReader, closeConn func(), err error) {
+	req, addr, err := rpcRequest(rpcURL, "SendStreamingMessage",
+		fmt.Sprintf(`{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"go"}]}}`, msgID), true)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := dial(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.send(req); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	resp, err := c.readHead()
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	if resp.Status != 200 || !bytes.HasPrefix([]byte(resp.ContentType), []byte("text/event-stream")) {
+		c.Close()
+		return nil, nil, fmt.Errorf("HTTP %d %s", resp.Status, resp.ContentType)
+	}
+	return newSSEReader(c, &resp), func() { c.Close() }, nil
+}
+
 // readA2A sends one SendStreamingMessage to rpcURL (whose upstream is an
 // NDJSON stream of timestamps) and reads the SSE answer: the Task first,
 // then one artifact update per chunk, then the completed status, then the
 // end of the stream. It returns the number of chunks.
 func readA2A(rpcURL string, seq int, onChunk chunkFunc) (int, error) {
-	req, addr, err := rpcRequest(rpcURL, "SendStreamingMessage",
-		fmt.Sprintf(`{"message":{"messageId":"s-%d","role":"ROLE_USER","parts":[{"text":"go"}]}}`, seq), true)
+	sr, closeConn, err := openStream(rpcURL, fmt.Sprintf("s-%d", seq))
 	if err != nil {
 		return 0, err
 	}
-	c, err := dial(addr)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	if err := c.send(req); err != nil {
-		return 0, err
-	}
-	resp, err := c.readHead()
-	if err != nil {
-		return 0, err
-	}
-	if resp.Status != 200 || !bytes.HasPrefix([]byte(resp.ContentType), []byte("text/event-stream")) {
-		return 0, fmt.Errorf("HTTP %d %s", resp.Status, resp.ContentType)
-	}
-	sr := newSSEReader(c, &resp)
+	defer closeConn()
 	n, frames := 0, 0
 	var last int64
 	final := ""
