@@ -1,6 +1,7 @@
 package caddya2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -119,6 +120,24 @@ func NewBackend(st store.Store) *Backend {
 		log:        cur,
 		contextKey: handler.NewContextKey(),
 	}
+}
+
+// NewSharedBackend is NewBackend for a store shared by several processes
+// (store.Secrets): the context key is the store's, the same in every
+// process, so that a task continued on another replica keeps its context
+// at the agent.
+func NewSharedBackend(ctx context.Context, st store.Secrets) (*Backend, error) {
+	key, err := st.Secret(ctx, "context-key", handler.ContextKeySize)
+	if err != nil {
+		return nil, fmt.Errorf("the store's shared context key: %w", err)
+	}
+	s, ok := st.(store.Store)
+	if !ok {
+		return nil, errors.New("a2a: NewSharedBackend of something that is not a store")
+	}
+	b := NewBackend(s)
+	b.contextKey = key
+	return b, nil
 }
 
 // heldCounter is a store that can say what closing it drops (the memory

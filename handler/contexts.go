@@ -17,12 +17,12 @@ import (
 // lives with the store, so a context keeps its agent-side id across turns,
 // tasks and config reloads.
 
-// contextKeySize is the size of a context key.
-const contextKeySize = 32
+// ContextKeySize is the size of a context key, in bytes.
+const ContextKeySize = 32
 
 // NewContextKey returns a fresh random key for Options.ContextKey.
 func NewContextKey() []byte {
-	k := make([]byte, contextKeySize)
+	k := make([]byte, ContextKeySize)
 	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
 	return k
 }

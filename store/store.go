@@ -191,6 +191,18 @@ type PushConfig struct {
 	Data []byte
 }
 
+// Secrets is an optional Store capability of a store shared by several
+// processes: a secret every process using the store gets alike, made by
+// the first to ask (the key the agent's context ids are derived under:
+// replicas must derive the same ids, or a conversation continued on
+// another replica would be another context to the agent). A store of one
+// process has no need of it: the secret can live in the process.
+type Secrets interface {
+	// Secret returns the secret name of size random bytes, the same for
+	// every caller of every process with this store (made on first use).
+	Secret(ctx context.Context, name string, size int) ([]byte, error)
+}
+
 // Notifier is an optional Store capability for streams that wait a long
 // time: instead of a blocking Events call, which needs a context that ends
 // at each heartbeat, a stream waits on a channel alongside its own timer
