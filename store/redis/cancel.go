@@ -1,0 +1,58 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// SignalCancel implements store.Store: the task's hash is marked (for
+// watchers that register later, on any replica) and the cancel is
+// published (for those registered now). Signalling twice is harmless.
+func (s *Store) SignalCancel(ctx context.Context, id string) error {
+	c, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	keys := taskKeys(s.opts.KeyPrefix, id)
+	n, err := s.cancel.Exec(c, s.client, keys[:1], []string{s.sub.cancelChannel(id)}).AsInt64()
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// CancelSignal implements store.Store. The watchers of a task in this
+// process share one channel and one subscription; ctx ending drops the
+// watcher's interest (the subscription goes at the next sweep once no
+// watcher is left). For an unknown task, a closed store or a Redis that
+// cannot be asked it returns ctx.Done(), as the memory store does for an
+// unknown task; a watcher registered while the subscriber is down is
+// checked again when it reconnects.
+func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
+	if ctx.Err() != nil || s.closed.Load() {
+		return ctx.Done()
+	}
+	w := s.sub.watchCancel(id)
+	c, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	subErr := s.sub.subscribe(c, s.sub.cancelChannel(id))
+	r, err := s.client.Do(c, s.client.B().Hmget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o", "x").Build()).ToArray()
+	switch {
+	case err == nil && len(r) == 2 && r[0].IsNil():
+		s.sub.releaseCancel(id, w)
+		return ctx.Done()
+	case err == nil && len(r) == 2 && !r[1].IsNil():
+		s.sub.releaseCancel(id, w)
+		return closedChan
+	case err != nil && subErr != nil:
+		// Neither pub/sub nor a read: keep the watch, the reconnect
+		// re-checks it.
+	}
+	context.AfterFunc(ctx, func() { s.sub.releaseCancel(id, w) })
+	return w.ch
+}

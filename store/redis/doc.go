@@ -1,0 +1,83 @@
+// Package redisstore is the store.Store (and store.Notifier) shared by
+// several servers through one Redis: any replica with the same URL and key
+// prefix sees every task, reads and tails every event log with the same
+// event ids, and can cancel a task another replica runs.
+//
+// # Keys
+//
+// Every key of task <id> is under the hash tag {<prefix><id>}, so they
+// share one Cluster slot and one script writes them together:
+//
+//	{<prefix><id>}:h  hash: o owner, v version, s snapshot (codec.go),
+//	                  st state, ix the task's owner index member, n events
+//	                  in the log, l the newest event id, x cancelled,
+//	                  ps the push configs' order counter
+//	{<prefix><id>}:e  stream: the event log, one entry per event (field e,
+//	                  the encoded event); entry ids are the event ids
+//	{<prefix><id>}:p  hash: push configs, d:<cfg> data, o:<cfg> order
+//	{<prefix><id>}:c  set: delivery claims
+//
+// Each owner has an index under {<prefix>o:<owner>}:
+//
+//	{<prefix>o:<owner>}:ix  sorted set, every score 0, so ordered by member
+//	                        bytes: 16 hex digits of the status timestamp,
+//	                        the task id, NUL, state, NUL, context id
+//	{<prefix>o:<owner>}:dl  sorted set of the same members scored by the
+//	                        time (ms) their task expires
+//
+// List walks the index from the top (newest status timestamp first, ties
+// by id descending), filtering on the state and context in the members,
+// counting TotalSize over every match; the page token is the last
+// returned member's (timestamp, id), so a page continues strictly after
+// it on any replica. Members of expired tasks leave the index by a range
+// of the deadline set at every write and List of the owner.
+//
+// # Writes
+//
+// Create and Update are one Lua script (scripts.go): the version
+// compare-and-set, the snapshot, the XADD of the events, the move in the
+// owner index, the bound on events per task (the write that finishes a
+// task always goes in), the owner quota (Create drops the owner's
+// finished, then interrupted, task whose status changed longest ago) and
+// the expiry: a finished task's keys expire TTL after its last write, an
+// interrupted one's IdleTTL after, a running one's never. Redis expires
+// them by itself; nothing sweeps.
+//
+// Event ids are the stream's ("<ms>-<seq>", given by Redis): ordered, the
+// same on every replica, so a client can resume on another replica with
+// Last-Event-ID. Events(after) is XRANGE (after +; an id not of that form
+// is store.ErrBadEventID.
+//
+// # Waiting
+//
+// A write that appends publishes to <prefix>e:<id>; SignalCancel marks the
+// hash and publishes to <prefix>c:<id>. Each Store holds one pub/sub
+// connection, subscribes a task's channel when someone in the process
+// first waits on it, and fans each message out in-process by closing the
+// task's one Go channel, which every waiter shares (Events with wait,
+// EventsReady, CancelSignal). A wait subscribes before its second read, so
+// no append between the read and the wait is missed. Every 30 s every
+// waiter is woken once (so a stream whose task expired finds out) and the
+// subscriptions nobody used since are dropped. When the connection drops
+// all waiters wake (and read the error); it reconnects by itself,
+// resubscribes, wakes them again and re-checks the cancel watches.
+//
+// # Failures
+//
+// Every operation's round trips are bounded by Options.Timeout; an error
+// of Redis names the server by its URL without the password. A write
+// whose reply was lost may have been applied: its retry then gets
+// store.ErrConflict, as after any lost race.
+//
+// # Limits
+//
+// The owner index keys are named inside the write script from the owner
+// it reads and another task's keys when the quota drops one, so the
+// scripts assume one Redis server (the client is forced to single-node
+// mode): on Redis Cluster the owner index would need a write of its own
+// after the task's, and eviction a script per victim.
+// The log is not compacted when a task resumes (the memory store merges
+// the chunks of earlier turns, store.Compact): stream entries cannot be
+// rewritten in place, so MaxEventsPerTask bounds the log instead. There
+// is no bound on tasks or bytes across owners: that is Redis' maxmemory.
+package redisstore

@@ -1,0 +1,165 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// A Redis that stops gives errors within the timeout, never a hang; a
+// server started again on the same port serves the same store.
+func TestOutageAndRecovery(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	url, srv := startRedis(t)
+	s := newStore(t, url, Options{KeyPrefix: newPrefix(), Timeout: timeout})
+	ctx := context.Background()
+	v, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking), chunk("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream waiting when the server dies ends with an error, not a hang.
+	waitErr := make(chan error, 1)
+	go func() {
+		_, err := s.Events(ctx, "t1", "999999999999999-0", true)
+		waitErr <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	srv.stop()
+
+	ops := []struct {
+		name string
+		fn   func() error
+	}{
+		{"Get", func() error { _, err := s.Get(ctx, "alice", "t1"); return err }},
+		{"Create", func() error { _, err := s.Create(ctx, "alice", task("t2", protocol.StateWorking)); return err }},
+		{"Update", func() error {
+			_, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b"))
+			return err
+		}},
+		{"List", func() error { _, err := s.List(ctx, "alice", store.ListQuery{}); return err }},
+		{"Events", func() error { _, err := s.Events(ctx, "t1", "", false); return err }},
+		{"EventsWait", func() error { _, err := s.Events(ctx, "t1", "999999999999999-0", true); return err }},
+		{"EventsReady", func() error { _, err := s.EventsReady("t1", "999999999999999-0"); return err }},
+		{"SignalCancel", func() error { return s.SignalCancel(ctx, "t1") }},
+		{"ClaimDelivery", func() error { _, err := s.ClaimDelivery(ctx, "t1", "k"); return err }},
+	}
+	for _, op := range ops {
+		start := time.Now()
+		err := op.fn()
+		took := time.Since(start)
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s with Redis down: %v, want a Redis error", op.name, err)
+		}
+		// Two round trips at most (a wait reads, subscribes, reads).
+		if took > 3*timeout+200*time.Millisecond {
+			t.Errorf("%s took %v with a %v timeout", op.name, took, timeout)
+		}
+	}
+	select {
+	case err := <-waitErr:
+		if err == nil {
+			t.Error("a wait across the outage returned no error")
+		}
+	case <-time.After(3 * timeout):
+		t.Error("a wait across the outage hangs")
+	}
+	if ch := s.CancelSignal(ctx5(t), "t1"); closedWithin(ch, 0) {
+		t.Error("CancelSignal with Redis down closed its channel")
+	}
+
+	// The server comes back, empty (no persistence): the store serves it.
+	srv.start(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err = s.Create(ctx, "alice", task("t3", protocol.StateWorking))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The subscriber reconnects by itself, within its backoff; until it
+	// has, a wait fails (the caller retries, as a client reconnects).
+	for {
+		_, err := s.EventsReady("t3", "")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no subscriber after the restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := make(chan error, 1)
+	go func() {
+		evs, err := s.Events(ctx, "t3", "", true)
+		if err == nil && len(evs) != 1 {
+			err = fmt.Errorf("%d events", len(evs))
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, _, err := s.Update(ctx, "t3", v, task("t3", protocol.StateWorking), chunk("after")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a wait after the recovery not woken by an append")
+	}
+}
+
+// The password of the URL appears in no error the store gives.
+func TestPasswordNotInErrors(t *testing.T) {
+	const pass = "s3cr3t-Pa55"
+	_, srv := startRedis(t, "--requirepass", pass)
+	good := fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", pass, srv.port)
+	s := newStore(t, good, Options{KeyPrefix: newPrefix(), Timeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err != nil {
+		t.Fatalf("with the right password: %v", err)
+	}
+	var errs []error
+	for _, u := range []string{
+		fmt.Sprintf("redis://:%s-wrong@127.0.0.1:%d/0", pass, srv.port),
+		fmt.Sprintf("redis://user:%s@127.0.0.1:%d/0", pass, srv.port),
+		fmt.Sprintf("redis://:%s@127.0.0.1:%d/notadb", pass, srv.port),
+		fmt.Sprintf("redis://:%s@127.0.0.1:bad/0", pass),
+		fmt.Sprintf("http://:%s@127.0.0.1:%d/0", pass, srv.port),
+		fmt.Sprintf("redis://:%s@%%zz", pass),
+	} {
+		_, err := New(Options{URL: u, Timeout: 300 * time.Millisecond})
+		if err == nil {
+			t.Errorf("New(%s) succeeded", strings.ReplaceAll(u, pass, "…"))
+			continue
+		}
+		errs = append(errs, err)
+	}
+	srv.stop()
+	_, err := s.Get(ctx, "alice", "t1")
+	errs = append(errs, err)
+	_, _, err = s.Update(ctx, "t1", 1, task("t1", protocol.StateWorking))
+	errs = append(errs, err)
+	_, err = New(Options{URL: good, Timeout: 300 * time.Millisecond})
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err == nil {
+			t.Error("no error")
+			continue
+		}
+		if strings.Contains(err.Error(), pass) || strings.Contains(fmt.Sprintf("%+v %#v", err, err), pass) {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultKeyPrefix        = "a2a:"
+	DefaultTTL              = time.Hour
+	DefaultIdleTTL          = 24 * time.Hour
+	DefaultMaxEventsPerTask = 20000
+	DefaultMaxTasksPerOwner = 1000
+	DefaultTimeout          = 5 * time.Second
+	DefaultPoolSize         = 4
+)
+
+// Options configure a Store. Zero values select the defaults.
+type Options struct {
+	// URL is the server: redis://[user:pass@]host:port[/db], or rediss://
+	// for TLS. The password never appears in an error the store returns.
+	URL string
+	// KeyPrefix starts every key and channel (default "a2a:"): stores
+	// with the same URL and prefix share their tasks, others do not.
+	KeyPrefix string
+	// TTL is how long a finished task is kept after its last update
+	// (default 1h; negative: forever).
+	TTL time.Duration
+	// IdleTTL is how long an interrupted task (input-required,
+	// auth-required) is kept after its last update (default 24h;
+	// negative: forever). Submitted and working tasks never expire.
+	IdleTTL time.Duration
+	// MaxEventsPerTask bounds a task's event log (default 20000): an
+	// Update past it fails with store.ErrTooManyEvents, except the one
+	// that moves the task into a terminal state.
+	MaxEventsPerTask int
+	// MaxTasksPerOwner bounds the tasks one owner holds (default 1000;
+	// negative: no bound). Creating one more drops that owner's finished
+	// task whose status changed longest ago, then its interrupted one;
+	// when all are running Create fails with store.ErrQuota. The
+	// anonymous owner "" is not bounded.
+	MaxTasksPerOwner int
+	// Timeout bounds every operation's round trips to Redis, and the
+	// dial (default 5s): a dead server gives an error, never a hang.
+	Timeout time.Duration
+	// PoolSize is how many connections commands are pipelined over
+	// (default 4; rounded down to a power of two, at most 256). The store
+	// holds one more, for its pub/sub subscriptions.
+	PoolSize int
+}
+
+// Store is the Redis store.Store. Create one with New and Close it.
+type Store struct {
+	opts   Options
+	client rueidis.Client
+	// redacted is the URL as errors may show it.
+	redacted string
+
+	write, events, list, cancel, putPush, pushCfgs, delPush, claim *rueidis.Lua
+
+	closed   atomic.Bool
+	closedCh chan struct{}
+	done     sync.WaitGroup
+
+	sub subscriber
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
+)
+
+// New connects to the server at opts.URL. It fails when the server
+// cannot be reached within the timeout.
+func New(opts Options) (*Store, error) {
+	if opts.KeyPrefix == "" {
+		opts.KeyPrefix = DefaultKeyPrefix
+	}
+	if opts.TTL == 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.IdleTTL == 0 {
+		opts.IdleTTL = DefaultIdleTTL
+	}
+	if opts.MaxEventsPerTask <= 0 {
+		opts.MaxEventsPerTask = DefaultMaxEventsPerTask
+	}
+	if opts.MaxTasksPerOwner == 0 {
+		opts.MaxTasksPerOwner = DefaultMaxTasksPerOwner
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = DefaultPoolSize
+	}
+	redacted, err := redactURL(opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	co, err := rueidis.ParseURL(opts.URL)
+	if err != nil {
+		// rueidis' own message may quote the URL, password and all.
+		return nil, fmt.Errorf("redisstore: invalid URL %s", redacted)
+	}
+	co.DisableCache = true
+	co.Dialer.Timeout = opts.Timeout
+	co.ConnWriteTimeout = opts.Timeout
+	co.PipelineMultiplex = min(bits.Len(uint(opts.PoolSize))-1, rueidis.MaxPipelineMultiplex)
+	// A Lua script names keys it derives from what it reads (the owner
+	// index of an Update), which a Cluster client would refuse to route.
+	co.ForceSingleClient = true
+	client, err := rueidis.NewClient(co)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: connect to %s: %w", redacted, scrub(err, opts.URL))
+	}
+	s := &Store{
+		opts:     opts,
+		client:   client,
+		redacted: redacted,
+		write:    rueidis.NewLuaScript(luaWrite),
+		events:   rueidis.NewLuaScriptReadOnly(luaEvents),
+		list:     rueidis.NewLuaScript(luaList),
+		cancel:   rueidis.NewLuaScript(luaCancel),
+		putPush:  rueidis.NewLuaScript(luaPutPush),
+		pushCfgs: rueidis.NewLuaScriptReadOnly(luaPushConfigs),
+		delPush:  rueidis.NewLuaScript(luaDeletePush),
+		claim:    rueidis.NewLuaScript(luaClaim),
+		closedCh: make(chan struct{}),
+	}
+	s.sub.init(s)
+	s.done.Add(2)
+	go s.sub.run()
+	go s.sub.sweep()
+	return s, nil
+}
+
+// redactURL checks that u is a Redis URL and returns it with the
+// password replaced.
+func redactURL(u string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		// url's error quotes the whole URL: say nothing of it.
+		return "", errors.New("redisstore: malformed URL")
+	}
+	if p.Scheme != "redis" && p.Scheme != "rediss" {
+		return "", fmt.Errorf("redisstore: URL %s: scheme must be redis or rediss", p.Redacted())
+	}
+	if p.Host == "" {
+		return "", fmt.Errorf("redisstore: URL %s has no host", p.Redacted())
+	}
+	return p.Redacted(), nil
+}
+
+// scrub makes sure err's text holds no password of rawURL: client errors
+// are not expected to quote it, but one that did would reach a log.
+func scrub(err error, rawURL string) error {
+	if err == nil {
+		return nil
+	}
+	p, perr := url.Parse(rawURL)
+	if perr != nil || p.User == nil {
+		return err
+	}
+	pass, ok := p.User.Password()
+	if !ok || pass == "" || !strings.Contains(err.Error(), pass) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pass, "xxxxx"))
+}
+
+// Close stops the store: blocked Events calls and EventsReady channels
+// wake and find it closed (store.ErrClosed), as does every later call.
+// Closing twice is harmless.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.closedCh)
+	s.sub.closeAll()
+	s.done.Wait()
+	s.client.Close()
+	return nil
+}
+
+// op returns the context an operation talks to Redis under: the caller's,
+// bounded by the store's timeout, or store.ErrClosed.
+func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.closed.Load() {
+		return nil, nil, store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	c, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	return c, cancel, nil
+}
+
+// fail wraps an error of the client. When the caller's own context
+// (parent) ended, that is the error (errors.Is works); a closed store says
+// so; anything else is a Redis failure naming the server, never its
+// password.
+func (s *Store) fail(parent context.Context, err error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if perr := parent.Err(); perr != nil {
+		return perr
+	}
+	return fmt.Errorf("redisstore: %s: %w", s.redacted, scrub(err, s.opts.URL))
+}
+
+// ttlMillis is the expiry in ms of a task in a finished or interrupted
+// state (neither: running); 0 means none.
+func (s *Store) ttlMillis(terminal, interrupted bool) int64 {
+	var d time.Duration
+	switch {
+	case terminal:
+		d = s.opts.TTL
+	case interrupted:
+		d = s.opts.IdleTTL
+	}
+	if d <= 0 {
+		return 0
+	}
+	return max(d.Milliseconds(), 1)
+}

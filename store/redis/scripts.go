@@ -1,0 +1,202 @@
+package redisstore
+
+// The Lua scripts that make each write atomic. Redis runs a script alone,
+// so a compare-and-set of the version, the snapshot, the events, the
+// owner index and the expiry either all happen or none does. The result
+// of a script that can fail is a table whose first element is a status
+// word ("ok" or one of the errors mapped in status.go).
+
+// luaCommon is shared by the scripts that touch an owner index: Redis
+// keeps no functions between EVAL scripts, so each carries its own copy.
+//
+// An index member is the status timestamp as 16 hex digits (biased so
+// that byte order is signed order), the task id, NUL, the state in
+// decimal, NUL, the context id: with every score 0 a sorted set orders
+// its members bytewise, so the index is ordered by (timestamp, id) and
+// carries what List filters on. The deadline set (same tag) scores the
+// same members by the time (ms) their task expires, so expired tasks
+// leave the index by range instead of by a walk.
+const luaCommon = `
+local function ixkey(prefix, owner) return '{' .. prefix .. 'o:' .. owner .. '}:ix' end
+local function dlkey(prefix, owner) return '{' .. prefix .. 'o:' .. owner .. '}:dl' end
+local function terminal(s) return s == 3 or s == 4 or s == 5 or s == 7 end
+local function interrupted(s) return s == 6 or s == 8 end
+local function nowms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function parse(m)
+  local i = string.find(m, '\0', 17, true)
+  local j = string.find(m, '\0', i + 1, true)
+  return string.sub(m, 17, i - 1), tonumber(string.sub(m, i + 1, j - 1)), string.sub(m, j + 1)
+end
+local function prune(ix, dl, now)
+  local gone = redis.call('ZRANGEBYSCORE', dl, '-inf', now, 'LIMIT', 0, 256)
+  if #gone > 0 then
+    redis.call('ZREM', ix, unpack(gone))
+    redis.call('ZREM', dl, unpack(gone))
+  end
+end
+local function drop(prefix, id)
+  local tag = '{' .. prefix .. id .. '}'
+  redis.call('DEL', tag .. ':h', tag .. ':e', tag .. ':p', tag .. ':c')
+  redis.call('PUBLISH', prefix .. 'e:' .. id, '')
+end
+`
+
+// luaWrite is Create (mode "c") and Update (mode "u").
+//
+// KEYS: 1 task hash, 2 event stream, 3 push configs, 4 claims.
+// ARGV: 1 mode, 2 expected version (u), 3 owner (c), 4 snapshot,
+// 5 state, 6 timestamp (16 hex), 7 context id, 8 TTL in ms (0: none),
+// 9 max events, 10 max tasks per owner (0: none), 11 key prefix,
+// 12 task id, 13... the encoded events.
+//
+// The owner index keys are derived from the stored owner inside the
+// script, so an Update needs no read first; in Redis Cluster they would
+// have to be declared (see doc.go).
+const luaWrite = luaCommon + `
+local mode, st, ttl = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[8])
+local maxev, maxown, prefix, id = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
+local nev = #ARGV - 12
+local now = nowms()
+local owner, n, ver
+if mode == 'c' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
+  if nev > maxev and not terminal(st) then return {'toomany'} end
+  owner, n, ver = ARGV[3], 0, 1
+  -- A leftover of an expired task with this id (a stream created after
+  -- its hash expired) must not lend its events to the new one.
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+  local ix, dl = ixkey(prefix, owner), dlkey(prefix, owner)
+  prune(ix, dl, now)
+  if maxown > 0 and owner ~= '' and redis.call('ZCARD', ix) >= maxown then
+    local count = redis.call('ZCARD', ix)
+    local all = redis.call('ZRANGE', ix, 0, -1)
+    for _, want in ipairs({terminal, interrupted}) do
+      for _, m in ipairs(all) do
+        if count < maxown then break end
+        local vid, vst = parse(m)
+        if want(vst) then
+          drop(prefix, vid)
+          redis.call('ZREM', ix, m)
+          redis.call('ZREM', dl, m)
+          count = count - 1
+        end
+      end
+    end
+    if count >= maxown then return {'quota'} end
+  end
+else
+  local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix')
+  if not cur[1] then return {'notfound'} end
+  if cur[2] ~= ARGV[2] then return {'conflict'} end
+  owner, n, ver = cur[1], tonumber(cur[4]), tonumber(cur[2]) + 1
+  if n + nev > maxev and not (terminal(st) and not terminal(tonumber(cur[3]))) then return {'toomany'} end
+  redis.call('ZREM', ixkey(prefix, owner), cur[5])
+  redis.call('ZREM', dlkey(prefix, owner), cur[5])
+  prune(ixkey(prefix, owner), dlkey(prefix, owner), now)
+end
+local member = ARGV[6] .. id .. '\0' .. st .. '\0' .. ARGV[7]
+redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev)
+local last = ''
+for i = 13, #ARGV do
+  last = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
+end
+if last ~= '' then redis.call('HSET', KEYS[1], 'l', last) end
+redis.call('ZADD', ixkey(prefix, owner), 0, member)
+if ttl > 0 then
+  redis.call('ZADD', dlkey(prefix, owner), now + ttl, member)
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+else
+  for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
+end
+if last ~= '' then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
+return {'ok', ver, last}
+`
+
+// luaEvents reads a task's events after an id, or nil if the task is
+// gone. KEYS: 1 task hash, 2 event stream. ARGV: 1 the XRANGE start,
+// 2 (optional) how many at most.
+const luaEvents = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if ARGV[2] then return redis.call('XRANGE', KEYS[2], ARGV[1], '+', 'COUNT', ARGV[2]) end
+return redis.call('XRANGE', KEYS[2], ARGV[1], '+')
+`
+
+// luaList selects a page of an owner's index. KEYS: 1 index, 2 deadline
+// set. ARGV: 1 lower lex bound (the After filter), 2 upper lex bound
+// (the cursor), 3 context id ("" any), 4 state (0 any), 5 page size.
+// It returns the matching total, whether more follow the page, then the
+// page's members, newest first.
+const luaList = luaCommon + `
+prune(KEYS[1], KEYS[2], nowms())
+local ctx, st, size = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local function match(m)
+  local _, mst, mctx = parse(m)
+  return (ctx == '' or mctx == ctx) and (st == 0 or mst == st)
+end
+local total = 0
+for _, m in ipairs(redis.call('ZREVRANGEBYLEX', KEYS[1], '+', ARGV[1])) do
+  if match(m) then total = total + 1 end
+end
+local out, more = {total, 0}, 0
+if total > 0 then
+  for _, m in ipairs(redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], ARGV[1])) do
+    if match(m) then
+      if #out - 2 < size then out[#out + 1] = m else more = 1 break end
+    end
+  end
+end
+out[2] = more
+return out
+`
+
+// luaCancel marks a task cancelled and tells every replica. KEYS: 1 task
+// hash. ARGV: 1 the cancel channel. Returns 0 for a task that is gone.
+const luaCancel = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'x', 1)
+redis.call('PUBLISH', ARGV[1], '1')
+return 1
+`
+
+// luaPutPush puts a push config. KEYS: 1 task hash, 2 push hash. ARGV:
+// 1 owner, 2 config id, 3 data, 4 max configs. The push hash holds
+// "d:<id>" (the data) and "o:<id>" (the order of first put).
+const luaPutPush = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 'notfound' end
+if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 0 then
+  if redis.call('HLEN', KEYS[2]) / 2 >= tonumber(ARGV[4]) then return 'toomany' end
+  redis.call('HSET', KEYS[2], 'o:' .. ARGV[2], redis.call('HINCRBY', KEYS[1], 'ps', 1))
+end
+redis.call('HSET', KEYS[2], 'd:' .. ARGV[2], ARGV[3])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 'ok'
+`
+
+// luaPushConfigs returns the push hash, or nil for a task that is not
+// the owner's. KEYS: 1 task hash, 2 push hash. ARGV: 1 owner.
+const luaPushConfigs = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return false end
+return redis.call('HGETALL', KEYS[2])
+`
+
+// luaDeletePush removes a push config. KEYS: 1 task hash, 2 push hash.
+// ARGV: 1 owner, 2 config id.
+const luaDeletePush = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 'notfound' end
+redis.call('HDEL', KEYS[2], 'd:' .. ARGV[2], 'o:' .. ARGV[2])
+return 'ok'
+`
+
+// luaClaim claims a delivery: 1 for the first claimant, 0 after, -1 for
+// a task that is gone. KEYS: 1 task hash, 2 claims set. ARGV: 1 key.
+const luaClaim = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local r = redis.call('SADD', KEYS[2], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return r
+`

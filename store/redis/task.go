@@ -1,0 +1,159 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+var (
+	errNoID    = errors.New("redisstore: task has no id")
+	errBadID   = errors.New("redisstore: task id holds a NUL byte")
+	errMatchID = errors.New("redisstore: Update task id does not match")
+)
+
+// checkID refuses ids the owner index cannot hold: NUL ends the id in an
+// index member.
+func checkID(id string) error {
+	if id == "" {
+		return errNoID
+	}
+	if strings.IndexByte(id, 0) >= 0 {
+		return errBadID
+	}
+	return nil
+}
+
+// writeArgs builds the ARGV of luaWrite.
+func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol.Task, events []protocol.Event) []string {
+	st := t.Status.State
+	maxOwn := s.opts.MaxTasksPerOwner
+	if maxOwn < 0 {
+		maxOwn = 0
+	}
+	args := make([]string, 12, 12+len(events))
+	args[0] = mode
+	args[1] = strconv.FormatUint(version, 10)
+	args[2] = owner
+	args[3] = string(encodeTask(nil, t))
+	args[4] = strconv.Itoa(int(st))
+	args[5] = tsHex(t.Status.Timestamp)
+	args[6] = t.ContextID
+	args[7] = strconv.FormatInt(s.ttlMillis(st.Terminal(), st.Interrupted()), 10)
+	args[8] = strconv.Itoa(s.opts.MaxEventsPerTask)
+	args[9] = strconv.Itoa(maxOwn)
+	args[10] = s.opts.KeyPrefix
+	args[11] = t.ID
+	var buf []byte
+	for i := range events {
+		buf = encodeEvent(buf[:0], t.ID, &events[i])
+		args = append(args, string(buf))
+	}
+	return args
+}
+
+// runWrite runs luaWrite and maps its status word.
+func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64, string, error) {
+	c, cancel, err := s.op(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	defer cancel()
+	keys := taskKeys(s.opts.KeyPrefix, id)
+	r, err := s.write.Exec(c, s.client, keys[:], args).ToArray()
+	if err != nil {
+		return 0, "", s.fail(ctx, err)
+	}
+	word, _ := r[0].ToString()
+	switch word {
+	case "ok":
+	case "exists":
+		return 0, "", store.ErrExists
+	case "notfound":
+		return 0, "", store.ErrNotFound
+	case "conflict":
+		return 0, "", store.ErrConflict
+	case "toomany":
+		return 0, "", store.ErrTooManyEvents
+	case "quota":
+		return 0, "", &store.LimitError{Err: store.ErrQuota, Limit: "max_tasks_per_owner", Max: int64(s.opts.MaxTasksPerOwner)}
+	default:
+		return 0, "", errors.New("redisstore: unexpected script reply " + strconv.Quote(word))
+	}
+	if len(r) != 3 {
+		return 0, "", errors.New("redisstore: short script reply")
+	}
+	v, err := r[1].AsInt64()
+	if err != nil {
+		return 0, "", s.fail(ctx, err)
+	}
+	last, _ := r[2].ToString()
+	return uint64(v), last, nil
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	if t == nil {
+		return 0, errNoID
+	}
+	if err := checkID(t.ID); err != nil {
+		return 0, err
+	}
+	v, _, err := s.runWrite(ctx, t.ID, s.writeArgs("c", 0, owner, t, events))
+	return v, err
+}
+
+// Update implements store.Store.
+func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	if t == nil || t.ID != id {
+		return 0, "", errMatchID
+	}
+	if err := checkID(id); err != nil {
+		return 0, "", err
+	}
+	return s.runWrite(ctx, id, s.writeArgs("u", version, "", t, events))
+}
+
+// Get implements store.Store: one HMGET of the task hash.
+func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error) {
+	c, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	keys := taskKeys(s.opts.KeyPrefix, id)
+	r, err := s.client.Do(c, s.client.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).ToArray()
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	if len(r) != 4 || r[0].IsNil() {
+		return nil, store.ErrNotFound
+	}
+	if o, _ := r[0].ToString(); o != owner {
+		return nil, store.ErrNotFound
+	}
+	vs, _ := r[1].ToString()
+	v, err := strconv.ParseUint(vs, 10, 64)
+	if err != nil {
+		return nil, errCorrupt
+	}
+	snap, _ := r[2].ToString()
+	t, err := decodeTask([]byte(snap), id, store.View{})
+	if err != nil {
+		return nil, err
+	}
+	rec := &store.Record{Task: t, Owner: owner, Version: v}
+	if !r[3].IsNil() {
+		rec.LastEventID, _ = r[3].ToString()
+	}
+	return rec, nil
+}
+
+// isNil reports whether err is a nil reply (a script's false).
+func isNil(err error) bool { return rueidis.IsRedisNil(err) }
