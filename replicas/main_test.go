@@ -1,0 +1,190 @@
+// Package replicas runs the module as it runs behind a load balancer:
+// separate Caddy processes (built from cmd/caddy) sharing one real
+// redis-server through `store redis`. Ports 9380-9389 belong to this
+// package; its tests never run in parallel.
+package replicas
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The two replicas' HTTP ports.
+const (
+	portA = 9380
+	portB = 9381
+)
+
+// caddyBin is the Caddy built from ./cmd/caddy once for the package.
+var caddyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "caddy-a2a-replicas")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	caddyBin = filepath.Join(dir, "caddy")
+	build := exec.Command("go", "build", "-o", caddyBin, "../cmd/caddy")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "replicas: building cmd/caddy:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort is a free TCP port on 127.0.0.1.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startRedis starts a redis-server of its own (no persistence) and
+// returns its URL; it is stopped when the test ends. Without
+// redis-server the test fails naming the Debian package.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("the replica tests need redis-server: install the Debian package redis-server (./test.sh does so as root)")
+	}
+	port := freePort(t)
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitPort(t, port, "redis-server", &out)
+	return "redis://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// waitPort waits until something accepts connections on port.
+func waitPort(t *testing.T, port int, what string, out *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen on %d: %v\n%s", what, port, err, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// replica is one Caddy process.
+type replica struct {
+	name string
+	port int
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+}
+
+// URL is the replica's JSON-RPC endpoint.
+func (r *replica) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.port) + "/a2a" }
+
+// startReplica runs Caddy with the site of mount (the a2a block's
+// lines) on port, its store the Redis at redisURL.
+func startReplica(t *testing.T, name string, port int, agentURL, redisURL, extra string) *replica {
+	t.Helper()
+	cfg := fmt.Sprintf(`{
+	admin off
+	auto_https off
+	persist_config off
+}
+http://:%d {
+	a2a {
+		upstream %s
+		name "Replica agent"
+		description "One agent, several Caddy."
+		skill s {
+			name "S"
+			description "S."
+			tags t
+		}
+		owner {http.request.header.X-Caller}
+		store redis %s
+		%s
+	}
+}
+`, port, agentURL, redisURL, extra)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{name: name, port: port}
+	r.cmd = exec.Command(caddyBin, "run", "--config", file, "--adapter", "caddyfile")
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	r.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.stop(t) })
+	waitPort(t, port, "replica "+name, &r.out)
+	return r
+}
+
+// stop ends the replica gracefully (SIGTERM, then a kill after 10s).
+func (r *replica) stop(t *testing.T) {
+	if r.cmd.ProcessState != nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-done
+	}
+	if t.Failed() {
+		t.Logf("replica %s's log:\n%s", r.name, lastLines(r.out.String(), 40))
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// client calls the replicas.
+var client = &http.Client{Timeout: 15 * time.Second}
+
+// ctxT ends with the test, at the latest after 30s.
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,280 @@
+package caddya2a
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	redisstore "github.com/caddy-a2a/caddy-a2a/store/redis"
+)
+
+func init() {
+	caddy.RegisterModule(RedisStore{})
+}
+
+// Defaults of the Redis store the module writes into its pool key (the
+// package applies the same).
+const (
+	DefaultRedisKeyPrefix = "a2a:"
+	DefaultRedisTimeout   = 5 * time.Second
+	DefaultRedisPoolSize  = 4
+)
+
+// RedisStore is the store module a2a.stores.redis: tasks in a Redis (or
+// Valkey) server, shared by every Caddy whose store has the same URL and
+// key_prefix. Its store and runner live in a pool that outlives config
+// reloads.
+type RedisStore struct {
+	// URL is the server: redis://[user:pass@]host:port[/db], or rediss://
+	// for TLS. Global placeholders such as {env.REDIS_URL} are resolved
+	// once at provision. Required. Its password is never printed by the
+	// module (logs and errors show the URL without it).
+	URL string `json:"url,omitempty"`
+	// KeyPrefix starts every key and channel: stores with the same URL and
+	// prefix share their tasks (identical replicas share by default).
+	// Default: a2a:.
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// TTL is how long a finished task is kept. Default: 1h.
+	TTL caddy.Duration `json:"ttl,omitempty"`
+	// IdleTTL is how long an input-required or auth-required task is
+	// kept. Default: 24h.
+	IdleTTL caddy.Duration `json:"idle_ttl,omitempty"`
+	// Timeout bounds each operation's round trips to Redis and the dial:
+	// a dead server is an error (-32603 to the caller), never a hang.
+	// Default: 5s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// PoolSize is how many connections commands are pipelined over, plus
+	// one for subscriptions. Default: 4.
+	PoolSize int `json:"pool_size,omitempty"`
+	// Share names the sharing scope for mounts of one config (see the
+	// memory store's); without it the scope is the key prefix.
+	Share string `json:"share,omitempty"`
+
+	url     string
+	key     string
+	backend *Backend
+}
+
+// redisStores holds the backends of the Redis store modules.
+var redisStores = caddy.NewUsagePool()
+
+// CaddyModule returns the Caddy module information.
+func (RedisStore) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "a2a.stores.redis",
+		New: func() caddy.Module { return new(RedisStore) },
+	}
+}
+
+// Provision resolves the URL, fills the defaults and takes the backend of
+// its key from the pool, connecting on first use.
+func (m *RedisStore) Provision(ctx caddy.Context) error {
+	u, err := resolveGlobal(caddy.NewReplacer(), m.URL)
+	if err != nil {
+		return fmt.Errorf("url: %w", err)
+	}
+	m.url = u
+	m.fill()
+	if m.check() != nil {
+		return nil // Validate says why
+	}
+	env := StoreEnvOf(ctx)
+	key := m.keyIn(env)
+	v, _, err := redisStores.LoadOrNew(key, func() (caddy.Destructor, error) {
+		st, err := redisstore.New(redisstore.Options{
+			URL:              m.url,
+			KeyPrefix:        m.KeyPrefix,
+			TTL:              time.Duration(m.TTL),
+			IdleTTL:          time.Duration(m.IdleTTL),
+			MaxEventsPerTask: env.MaxEventsPerTask,
+			MaxTasksPerOwner: env.MaxTasksPerOwner,
+			Timeout:          time.Duration(m.Timeout),
+			PoolSize:         m.PoolSize,
+		})
+		if err != nil {
+			return nil, err
+		}
+		b, err := NewSharedBackend(ctx, st)
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		return b, nil
+	})
+	if err != nil {
+		return err
+	}
+	m.key, m.backend = key, v.(*Backend)
+	return nil
+}
+
+func (m *RedisStore) fill() {
+	if m.KeyPrefix == "" {
+		m.KeyPrefix = DefaultRedisKeyPrefix
+	}
+	if m.TTL == 0 {
+		m.TTL = caddy.Duration(DefaultTTL)
+	}
+	if m.IdleTTL == 0 {
+		m.IdleTTL = caddy.Duration(DefaultIdleTTL)
+	}
+	if m.Timeout == 0 {
+		m.Timeout = caddy.Duration(DefaultRedisTimeout)
+	}
+	if m.PoolSize == 0 {
+		m.PoolSize = DefaultRedisPoolSize
+	}
+}
+
+// keyIn is the pool key: the settings (the URL as given, which may hold
+// a password: the key is never printed) and the limits the store enforces.
+func (m *RedisStore) keyIn(env StoreEnv) string {
+	return env.Key("redis|"+m.url+"|"+m.KeyPrefix+"|"+time.Duration(m.TTL).String()+"|"+time.Duration(m.IdleTTL).String()+
+		"|"+time.Duration(m.Timeout).String()+"|"+strconv.Itoa(m.PoolSize), m.ShareName())
+}
+
+// Validate checks the settings.
+func (m *RedisStore) Validate() error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if m.backend == nil {
+		return errors.New("redis store not provisioned")
+	}
+	return nil
+}
+
+func (m *RedisStore) check() error {
+	u, err := url.Parse(m.url)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return fmt.Errorf("url: want redis://[user:pass@]host:port[/db] or rediss://…, got %q", redact(m.url))
+	}
+	if m.Share != "" {
+		if err := checkShareName(m.Share); err != nil {
+			return fmt.Errorf("share: %w", err)
+		}
+	}
+	switch {
+	case m.TTL < 0:
+		return errors.New("ttl must be positive")
+	case m.IdleTTL < 0:
+		return errors.New("idle_ttl must be positive")
+	case m.Timeout < 0:
+		return errors.New("timeout must be positive")
+	case m.PoolSize < 0 || m.PoolSize > 256:
+		return errors.New("pool_size: want 1 to 256")
+	}
+	return nil
+}
+
+// redact is s with any password replaced.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		if err != nil {
+			return "(unparsable)"
+		}
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Cleanup drops this config's hold on the backend.
+func (m *RedisStore) Cleanup() error {
+	if m.key == "" {
+		return nil
+	}
+	key := m.key
+	m.key, m.backend = "", nil
+	_, err := redisStores.Delete(key)
+	return err
+}
+
+// Backend is the store and runner taken in Provision.
+func (m *RedisStore) Backend() *Backend { return m.backend }
+
+// Key identifies the backend.
+func (m *RedisStore) Key() string { return m.key }
+
+// ShareName is the share, else the key prefix: mounts with one prefix
+// share their tasks on purpose (that is what the prefix is for).
+func (m *RedisStore) ShareName() string {
+	if m.Share != "" {
+		return m.Share
+	}
+	return "redis prefix " + m.KeyPrefix
+}
+
+// redisStoreKeys are the subdirectives of `store redis`.
+var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "pool_size", "share"}
+
+// UnmarshalCaddyfile parses
+//
+//	store redis <url> {
+//		key_prefix <prefix>
+//		ttl        <duration>
+//		idle_ttl   <duration>
+//		timeout    <duration>
+//		pool_size  <n>
+//		share      <name>
+//	}
+func (m *RedisStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the store type
+	block := *d
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	m.URL = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if err := subdirectives(d, "store", nil, func(key string) error {
+		var err error
+		switch key {
+		case "key_prefix":
+			m.KeyPrefix, err = oneArg(d)
+		case "ttl":
+			m.TTL, err = durationArg(d)
+		case "idle_ttl":
+			m.IdleTTL, err = durationArg(d)
+		case "timeout":
+			m.Timeout, err = durationArg(d)
+		case "pool_size":
+			m.PoolSize, err = countArg(d)
+		case "share":
+			m.Share, err = oneArg(d)
+		default:
+			return unknownSubdirective(d, "store", key, redisStoreKeys)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	c := *m
+	c.url = m.URL
+	c.fill()
+	if !strings.Contains(m.URL, "{") {
+		if err := c.check(); err != nil {
+			return block.WrapErr(err)
+		}
+	}
+	return nil
+}
+
+// Interface guards.
+var (
+	_ StoreModule           = (*RedisStore)(nil)
+	_ caddy.Provisioner     = (*RedisStore)(nil)
+	_ caddy.Validator       = (*RedisStore)(nil)
+	_ caddy.CleanerUpper    = (*RedisStore)(nil)
+	_ caddyfile.Unmarshaler = (*RedisStore)(nil)
+)
