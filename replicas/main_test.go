@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,23 +64,34 @@ func freePort(t *testing.T) int {
 // redis-server the test fails naming the Debian package.
 func startRedis(t *testing.T) string {
 	t.Helper()
+	url, _ := startRedisOn(t, freePort(t))
+	return url
+}
+
+// startRedisOn starts redis-server on port; stop kills it (the test's end
+// does too).
+func startRedisOn(t *testing.T, port int) (url string, stop func()) {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatal("the replica tests need redis-server: install the Debian package redis-server (./test.sh does so as root)")
 	}
-	port := freePort(t)
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
 	waitPort(t, port, "redis-server", &out)
-	return "redis://127.0.0.1:" + strconv.Itoa(port)
+	return "redis://127.0.0.1:" + strconv.Itoa(port), stop
 }
 
 // waitPort waits until something accepts connections on port.
@@ -112,7 +124,7 @@ func (r *replica) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.por
 
 // startReplica runs Caddy with the site of mount (the a2a block's
 // lines) on port, its store the Redis at redisURL.
-func startReplica(t *testing.T, name string, port int, agentURL, redisURL, extra string) *replica {
+func startReplica(t *testing.T, name string, port int, agentURL, redisURL, storeBlock string) *replica {
 	t.Helper()
 	cfg := fmt.Sprintf(`{
 	admin off
@@ -130,11 +142,12 @@ http://:%d {
 			tags t
 		}
 		owner {http.request.header.X-Caller}
-		store redis %s
-		%s
+		store redis %s {
+			%s
+		}
 	}
 }
-`, port, agentURL, redisURL, extra)
+`, port, agentURL, redisURL, storeBlock)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {

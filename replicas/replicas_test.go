@@ -2,6 +2,7 @@ package replicas
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -129,5 +130,123 @@ func TestReplicasResubscribe(t *testing.T) {
 	want := []string{"task:TASK_STATE_WORKING", "artifact:c4 ", "artifact:c5 "}
 	if len(rest) < 4 || !slices.Equal(rest[:3], want) || rest[len(rest)-1] != "status:TASK_STATE_COMPLETED" {
 		t.Fatalf("resubscribed on B after %s: %q, want %q then the end", last.id, rest, want)
+	}
+}
+
+// Two continuations of one input-required task, one on each replica, at
+// once: one wins, the other is refused -32004; no update is lost.
+func TestReplicasContinuationRace(t *testing.T) {
+	_, ra, rb := pair(t)
+	for range 5 {
+		tk := send(t, ra.URL(), "alice", message("ask", ""), false)
+		type result struct {
+			task task
+			err  *rpcError
+		}
+		results := make(chan result, 2)
+		for _, r := range []*replica{ra, rb} {
+			go func() {
+				var res struct {
+					Task task `json:"task"`
+				}
+				e := call(t, r.URL(), "alice", "SendMessage", map[string]any{"message": message("Ada", tk.ID)}, &res)
+				results <- result{res.Task, e}
+			}()
+		}
+		won, refused := 0, 0
+		for range 2 {
+			r := <-results
+			switch {
+			case r.err == nil && r.task.text() == "hello Ada":
+				won++
+			case r.err != nil && r.err.Code == -32004:
+				refused++
+			default:
+				t.Fatalf("a continuation answered %+v %+v", r.task, r.err)
+			}
+		}
+		if won != 1 || refused != 1 {
+			t.Fatalf("%d won, %d refused", won, refused)
+		}
+	}
+}
+
+// Two subscribers, one on each replica, see identical frames (ids and
+// bytes) in the same order.
+func TestReplicasSubscribersAgree(t *testing.T) {
+	ag, ra, rb := pair(t)
+	tk := send(t, ra.URL(), "alice", message("stream 4", ""), true)
+	waitState(t, rb.URL(), "alice", tk.ID, "TASK_STATE_WORKING")
+	onA, _ := stream(t, ra.URL(), "alice", "SubscribeToTask", map[string]any{"id": tk.ID}, "")
+	onB, _ := stream(t, rb.URL(), "alice", "SubscribeToTask", map[string]any{"id": tk.ID}, "")
+	for range 4 {
+		ag.next <- struct{}{}
+	}
+	read := func(s <-chan frame) []frame {
+		var fs []frame
+		for {
+			f, ok := nextFrame(t, s)
+			if !ok {
+				return fs
+			}
+			fs = append(fs, f)
+		}
+	}
+	a, b := read(onA), read(onB)
+	// Each answers its own request: the JSON-RPC id is its own.
+	for _, fs := range [][]frame{a, b} {
+		for i := range fs {
+			fs[i].data = rpcID.ReplaceAllString(fs[i].data, `{"jsonrpc":"2.0","id":0,`)
+		}
+	}
+	// The first frame is each subscriber's snapshot; what follows is the
+	// log, and must be the same.
+	if len(a) < 5 || !slices.Equal(a[1:], b[1:]) {
+		t.Fatalf("A saw %d frames, B %d; they differ:\nA %q\nB %q", len(a), len(b), a, b)
+	}
+	if describe(t, a[len(a)-1]) != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("last frame %s", a[len(a)-1].data)
+	}
+}
+
+// rpcID is a JSON-RPC response's id member.
+var rpcID = regexp.MustCompile(`^\{"jsonrpc":"2.0","id":[0-9]+,`)
+
+// Redis unreachable: calls answer -32603 within the store's timeout, and
+// the replica recovers by itself when Redis is back.
+func TestReplicasRedisDown(t *testing.T) {
+	a := startAgent(t)
+	port := freePort(t)
+	url, stop := startRedisOn(t, port)
+	ra := startReplica(t, "A", portA, a.URL(), url, "timeout 1s")
+	tk := send(t, ra.URL(), "alice", message("echo one", ""), false)
+	stop()
+	start := time.Now()
+	if _, e := getTask(t, ra.URL(), "alice", tk.ID); e == nil || e.Code != -32603 {
+		t.Fatalf("GetTask with Redis down: %+v", e)
+	}
+	var res struct {
+		Task task `json:"task"`
+	}
+	if e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("echo two", "")}, &res); e == nil || e.Code != -32603 {
+		t.Fatalf("SendMessage with Redis down: %+v %+v", res, e)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Fatalf("the answers took %s", d)
+	}
+	startRedisOn(t, port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var res struct {
+			Task task `json:"task"`
+		}
+		e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("echo three", "")}, &res)
+		if e == nil && res.Task.text() == "echo: three" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after Redis came back: %+v %+v", res, e)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
