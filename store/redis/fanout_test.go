@@ -96,3 +96,37 @@ func TestSweepWakesExpired(t *testing.T) {
 		t.Fatalf("Events after the wake: %v, want ErrNotFound", err)
 	}
 }
+
+// A cancel watch whose ctx never ends goes once its task is gone, with
+// its subscription.
+func TestSweepDropsGoneWatches(t *testing.T) {
+	old := sweepEvery
+	sweepEvery = 100 * time.Millisecond
+	t.Cleanup(func() { sweepEvery = old })
+	url, _ := startRedis(t)
+	s := newStore(t, url, Options{KeyPrefix: newPrefix(), TTL: 50 * time.Millisecond})
+	ctx := ctx5(t)
+	if _, err := s.Create(ctx, "alice", task("t1", protocol.StateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.CancelSignal(context.Background(), "t1")
+	held := func() (watches, subs int) {
+		s.sub.mu.Lock()
+		defer s.sub.mu.Unlock()
+		return len(s.sub.cancels), len(s.sub.subs)
+	}
+	if w, n := held(); w != 1 || n != 1 {
+		t.Fatalf("after CancelSignal: %d watches, %d subscriptions", w, n)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if w, n := held(); w == 0 && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			w, n := held()
+			t.Fatalf("after expiry: %d watches, %d subscriptions", w, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
