@@ -57,7 +57,8 @@
 // task's one Go channel, which every waiter shares (Events with wait,
 // EventsReady, CancelSignal). A wait subscribes before its second read, so
 // no append between the read and the wait is missed. Every 30 s every
-// waiter is woken once (so a stream whose task expired finds out) and the
+// waiter is woken once (so a stream whose task expired finds out), the
+// cancel watches of tasks that are gone are forgotten, and the
 // subscriptions nobody used since are dropped. When the connection drops
 // all waiters wake (and read the error); it reconnects by itself,
 // resubscribes, wakes them again and re-checks the cancel watches.

@@ -67,25 +67,24 @@ func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.
 	return out, nil
 }
 
-// Events implements store.Store. A wait subscribes to the task's event
-// channel over the store's one pub/sub connection (shared by every
-// waiter of every task), reads again, and sleeps until the next append
-// is published.
+// Events implements store.Store. A wait first takes the task's wake
+// channel (subscribing the task's event channel over the store's one
+// pub/sub connection, shared by every waiter of every task), then reads:
+// an append after the read closes the channel, so one read per wake is
+// enough.
 func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]store.StoredEvent, error) {
 	start, err := xstart(after)
 	if err != nil {
 		return nil, err
 	}
+	if !wait {
+		return s.read(ctx, id, start, 0)
+	}
 	for {
-		evs, err := s.read(ctx, id, start, 0)
-		if err != nil || len(evs) > 0 || !wait {
-			return evs, err
-		}
 		ch, err := s.tail(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		// Subscribed now: an append after this read is published to us.
 		if evs, err := s.read(ctx, id, start, 0); err != nil || len(evs) > 0 {
 			return evs, err
 		}

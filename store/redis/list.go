@@ -41,9 +41,10 @@ func decodeCursor(tok string) (string, error) {
 	return string(b), nil
 }
 
-// List implements store.Store: one script walks the owner's index
-// (O(owner's tasks), as the memory store) and returns the page's
-// members; one pipelined read fetches their snapshots.
+// List implements store.Store: one script selects the page's members
+// from the owner's index (without a filter on context or state a count
+// and a slice, O(log n + page); with one a walk of the owner's tasks, as
+// the memory store), and one pipelined read fetches their snapshots.
 func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*store.ListPage, error) {
 	size := q.PageSize
 	if size < 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,5 +162,60 @@ func TestPasswordNotInErrors(t *testing.T) {
 		if strings.Contains(err.Error(), pass) || strings.Contains(fmt.Sprintf("%+v %#v", err, err), pass) {
 			t.Errorf("error shows the password: %v", err)
 		}
+	}
+}
+
+// A server that stops answering (the process frozen, its socket open) is
+// as bounded as one that is gone: each call fails within the timeout.
+func TestHungServer(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	url, srv := startRedis(t)
+	s := newStore(t, url, Options{KeyPrefix: newPrefix(), Timeout: timeout})
+	ctx := context.Background()
+	v, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = srv.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	for name, fn := range map[string]func() error{
+		"Get": func() error { _, err := s.Get(ctx, "alice", "t1"); return err },
+		"Update": func() error {
+			_, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b"))
+			return err
+		},
+		"EventsWait": func() error { _, err := s.Events(ctx, "t1", "999999999999999-0", true); return err },
+	} {
+		start := time.Now()
+		err := fn()
+		if took := time.Since(start); err == nil || took > 3*timeout+200*time.Millisecond {
+			t.Errorf("%s against a frozen server: %v after %v", name, err, took)
+		}
+	}
+	resume()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := s.Get(ctx, "alice", "t1")
+		if err == nil {
+			// The frozen server kept its data; the Update may or may not
+			// have been applied before its reply was lost.
+			if r.Version != v && r.Version != v+1 {
+				t.Errorf("version %d after the freeze, want %d or %d", r.Version, v, v+1)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the freeze: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,6 +58,30 @@ func TestTwoReplicas(t *testing.T) {
 	page, err := b.List(ctx, "alice", store.ListQuery{PageSize: 10})
 	if err != nil || len(page.Tasks) != 1 || page.TotalSize != 1 {
 		t.Fatalf("B lists %+v, %v", page, err)
+	}
+
+	// Paging continues on the other replica: a token of A's is B's.
+	for i := range 4 {
+		tk := task(fmt.Sprint("p", i), protocol.StateWorking)
+		tk.Status.Timestamp = t0.Add(time.Duration(i) * time.Second)
+		if _, err := a.Create(ctx, "pager", tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paged []string
+	q := store.ListQuery{PageSize: 3}
+	for i, s := range []*Store{a, b} {
+		p, err := s.List(ctx, "pager", q)
+		if err != nil || p.TotalSize != 4 || (i == 0) != (p.NextPageToken != "") {
+			t.Fatalf("page %d: %+v, %v", i, p, err)
+		}
+		for _, tk := range p.Tasks {
+			paged = append(paged, tk.ID)
+		}
+		q.PageToken = p.NextPageToken
+	}
+	if !reflect.DeepEqual(paged, []string{"p3", "p2", "p1", "p0"}) {
+		t.Fatalf("paged across replicas: %q", paged)
 	}
 
 	// A stream on B waits; A appends; B wakes with the event, and the id

@@ -132,6 +132,14 @@ return redis.call('XRANGE', KEYS[2], ARGV[1], '+')
 const luaList = luaCommon + `
 prune(KEYS[1], KEYS[2], nowms())
 local ctx, st, size = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+if ctx == '' and st == 0 then
+  -- No filter: a count and one slice of the index, O(log n + size).
+  local out = {redis.call('ZLEXCOUNT', KEYS[1], ARGV[1], '+'), 0}
+  local page = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], ARGV[1], 'LIMIT', 0, size + 1)
+  for i = 1, math.min(#page, size) do out[#out + 1] = page[i] end
+  if #page > size then out[2] = 1 end
+  return out
+end
 local function match(m)
   local _, mst, mctx = parse(m)
   return (ctx == '' or mctx == ctx) and (st == 0 or mst == st)

@@ -321,7 +321,37 @@ func (b *subscriber) sweep() {
 			return
 		case now := <-t.C:
 			b.wakeAll()
+			b.dropGoneWatches()
 			b.unsubscribeIdle(now)
+		}
+	}
+}
+
+// dropGoneWatches forgets the cancel watches of tasks that are gone
+// (expired or dropped): a watcher whose ctx never ends (Background) would
+// otherwise hold its watch and subscription for good. Its channel then
+// never closes, which CancelSignal allows.
+func (b *subscriber) dropGoneWatches() {
+	b.mu.Lock()
+	ids := make([]string, 0, len(b.cancels))
+	for id := range b.cancels {
+		ids = append(ids, id)
+	}
+	b.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
+	defer cancel()
+	cmds := make(rueidis.Commands, len(ids))
+	for i, id := range ids {
+		cmds[i] = b.s.client.B().Exists().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Build()
+	}
+	for i, r := range b.s.client.DoMulti(ctx, cmds...) {
+		if n, err := r.AsInt64(); err == nil && n == 0 {
+			b.mu.Lock()
+			delete(b.cancels, ids[i])
+			b.mu.Unlock()
 		}
 	}
 }
