@@ -24,6 +24,7 @@ const (
 	DefaultRedisKeyPrefix = "a2a:"
 	DefaultRedisTimeout   = 5 * time.Second
 	DefaultRedisPoolSize  = 4
+	DefaultRedisLease     = 10 * time.Second
 )
 
 // RedisStore is the store module a2a.stores.redis: tasks in a Redis (or
@@ -49,6 +50,11 @@ type RedisStore struct {
 	// a dead server is an error (-32603 to the caller), never a hang.
 	// Default: 5s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// Lease is how long this process's claim on a task it runs lasts
+	// unrenewed (it renews every third of it): when a replica dies, another
+	// records its running tasks failed once their leases lapse, within
+	// about 1.5 leases. Default: 10s.
+	Lease caddy.Duration `json:"lease,omitempty"`
 	// PoolSize is how many connections commands are pipelined over, plus
 	// one for subscriptions. Default: 4.
 	PoolSize int `json:"pool_size,omitempty"`
@@ -95,6 +101,7 @@ func (m *RedisStore) Provision(ctx caddy.Context) error {
 			MaxEventsPerTask: env.MaxEventsPerTask,
 			MaxTasksPerOwner: env.MaxTasksPerOwner,
 			Timeout:          time.Duration(m.Timeout),
+			Lease:            time.Duration(m.Lease),
 			PoolSize:         m.PoolSize,
 		})
 		if err != nil {
@@ -105,6 +112,8 @@ func (m *RedisStore) Provision(ctx caddy.Context) error {
 			_ = st.Close()
 			return nil, err
 		}
+		// A replica that dies leaves its running tasks to the others.
+		b.runner.FailOrphans(st, st, time.Duration(m.Lease)/2)
 		return b, nil
 	})
 	if err != nil {
@@ -130,13 +139,16 @@ func (m *RedisStore) fill() {
 	if m.PoolSize == 0 {
 		m.PoolSize = DefaultRedisPoolSize
 	}
+	if m.Lease == 0 {
+		m.Lease = caddy.Duration(DefaultRedisLease)
+	}
 }
 
 // keyIn is the pool key: the settings (the URL as given, which may hold
 // a password: the key is never printed) and the limits the store enforces.
 func (m *RedisStore) keyIn(env StoreEnv) string {
 	return env.Key("redis|"+m.url+"|"+m.KeyPrefix+"|"+time.Duration(m.TTL).String()+"|"+time.Duration(m.IdleTTL).String()+
-		"|"+time.Duration(m.Timeout).String()+"|"+strconv.Itoa(m.PoolSize), m.ShareName())
+		"|"+time.Duration(m.Timeout).String()+"|"+time.Duration(m.Lease).String()+"|"+strconv.Itoa(m.PoolSize), m.ShareName())
 }
 
 // Validate checks the settings.
@@ -169,6 +181,8 @@ func (m *RedisStore) check() error {
 		return errors.New("timeout must be positive")
 	case m.PoolSize < 0 || m.PoolSize > 256:
 		return errors.New("pool_size: want 1 to 256")
+	case m.Lease != 0 && m.Lease < caddy.Duration(time.Second):
+		return errors.New("lease: want at least 1s")
 	}
 	return nil
 }
@@ -215,7 +229,7 @@ func (m *RedisStore) ShareName() string {
 }
 
 // redisStoreKeys are the subdirectives of `store redis`.
-var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "pool_size", "share"}
+var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "lease", "pool_size", "share"}
 
 // UnmarshalCaddyfile parses
 //
@@ -224,6 +238,7 @@ var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "pool_
 //		ttl        <duration>
 //		idle_ttl   <duration>
 //		timeout    <duration>
+//		lease      <duration>
 //		pool_size  <n>
 //		share      <name>
 //	}
@@ -248,6 +263,8 @@ func (m *RedisStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			m.IdleTTL, err = durationArg(d)
 		case "timeout":
 			m.Timeout, err = durationArg(d)
+		case "lease":
+			m.Lease, err = durationArg(d)
 		case "pool_size":
 			m.PoolSize, err = countArg(d)
 		case "share":

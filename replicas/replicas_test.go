@@ -250,3 +250,56 @@ func TestReplicasRedisDown(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A replica killed while running a task: its lease lapses and the other
+// replica records the task failed with the generic message, within about
+// 1.5 leases; the run is not executed again.
+func TestReplicasFailover(t *testing.T) {
+	ag := startAgent(t)
+	redis := startRedis(t)
+	ra := startReplica(t, "A", portA, ag.URL(), redis, "lease 1s")
+	rb := startReplica(t, "B", portB, ag.URL(), redis, "lease 1s")
+	tk := send(t, ra.URL(), "alice", message("slow", ""), true)
+	waitState(t, rb.URL(), "alice", tk.ID, "TASK_STATE_WORKING")
+	calls := len(ag.Contexts())
+	if err := ra.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = ra.cmd.Wait()
+	killed := time.Now()
+	var got task
+	for {
+		var e *rpcError
+		got, e = getTask(t, rb.URL(), "alice", tk.ID)
+		if e == nil && got.Status.State == "TASK_STATE_FAILED" {
+			break
+		}
+		if time.Since(killed) > 6*time.Second {
+			t.Fatalf("6s after A died the task is %+v %+v", got, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d := time.Since(killed); d > 3*time.Second {
+		t.Errorf("the task was failed %s after A died, want within about 1.5 leases", d)
+	}
+	var raw struct {
+		Status struct {
+			Message struct {
+				Parts []struct{ Text string } `json:"parts"`
+			} `json:"message"`
+		} `json:"status"`
+	}
+	call(t, rb.URL(), "alice", "GetTask", map[string]any{"id": tk.ID}, &raw)
+	if len(raw.Status.Message.Parts) != 1 || raw.Status.Message.Parts[0].Text != "The agent could not complete the task." {
+		t.Fatalf("status message %+v", raw.Status.Message)
+	}
+	if n := len(ag.Contexts()); n != calls {
+		t.Fatalf("the agent was called again (%d calls, %d before)", n, calls)
+	}
+	// A task still running on a live replica is left alone.
+	tk2 := send(t, rb.URL(), "alice", message("slow", ""), true)
+	time.Sleep(2500 * time.Millisecond)
+	if got, _ := getTask(t, rb.URL(), "alice", tk2.ID); got.Status.State != "TASK_STATE_WORKING" {
+		t.Fatalf("a live replica's running task became %s", got.Status.State)
+	}
+}

@@ -203,6 +203,22 @@ type Secrets interface {
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 }
 
+// Orphans is an optional capability of a store shared by processes: it
+// knows which process runs each running task (a lease the process renews),
+// so that when one dies another can record its running tasks as failed.
+// The runs are not executed again: an agent call may have side effects.
+type Orphans interface {
+	// Orphans returns running tasks whose process stopped renewing their
+	// lease, each claimed for the caller alone (no other caller gets it).
+	Orphans(ctx context.Context) ([]Orphan, error)
+}
+
+// Orphan is a running task whose process is gone.
+type Orphan struct {
+	ID    string
+	Owner string
+}
+
 // Notifier is an optional Store capability for streams that wait a long
 // time: instead of a blocking Events call, which needs a context that ends
 // at each heartbeat, a stream waits on a channel alongside its own timer

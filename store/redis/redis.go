@@ -25,6 +25,7 @@ const (
 	DefaultMaxTasksPerOwner = 1000
 	DefaultTimeout          = 5 * time.Second
 	DefaultPoolSize         = 4
+	DefaultLease            = 10 * time.Second
 )
 
 // Options configure a Store. Zero values select the defaults.
@@ -55,6 +56,11 @@ type Options struct {
 	// Timeout bounds every operation's round trips to Redis, and the
 	// dial (default 5s): a dead server gives an error, never a hang.
 	Timeout time.Duration
+	// Lease is how long a process's claim on a task it runs lasts
+	// unrenewed (default 10s): the process renews its claims every third
+	// of it, and once one lapses (the process died) another process's
+	// Orphans finds the task.
+	Lease time.Duration
 	// PoolSize is how many connections commands are pipelined over
 	// (default 4; rounded down to a power of two, at most 256). The store
 	// holds one more, for its pub/sub subscriptions.
@@ -73,6 +79,7 @@ type Store struct {
 	closed   atomic.Bool
 	closedCh chan struct{}
 	done     sync.WaitGroup
+	leases   leases
 
 	sub subscriber
 }
@@ -102,6 +109,9 @@ func New(opts Options) (*Store, error) {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
 	}
 	if opts.PoolSize <= 0 {
 		opts.PoolSize = DefaultPoolSize
@@ -141,9 +151,10 @@ func New(opts Options) (*Store, error) {
 		closedCh: make(chan struct{}),
 	}
 	s.sub.init(s)
-	s.done.Add(2)
+	s.done.Add(3)
 	go s.sub.run()
 	go s.sub.sweep()
+	go s.renewLeases()
 	return s, nil
 }
 

@@ -106,6 +106,9 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 		return 0, err
 	}
 	v, _, err := s.runWrite(ctx, t.ID, s.writeArgs("c", 0, owner, t, events))
+	if err == nil {
+		s.noteState(t.ID, t.Status.State)
+	}
 	return v, err
 }
 
@@ -117,7 +120,11 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	if err := checkID(id); err != nil {
 		return 0, "", err
 	}
-	return s.runWrite(ctx, id, s.writeArgs("u", version, "", t, events))
+	v, last, err := s.runWrite(ctx, id, s.writeArgs("u", version, "", t, events))
+	if err == nil {
+		s.noteState(id, t.Status.State)
+	}
+	return v, last, err
 }
 
 // Get implements store.Store: one HMGET of the task hash.

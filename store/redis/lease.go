@@ -1,0 +1,162 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// Leases of running tasks. The process that writes a task into a running
+// state (submitted, working: a send, its run) holds a lease on it in one
+// sorted set of the prefix, scored by when the lease lapses, and renews
+// the leases of all its running tasks every third of Options.Lease; the
+// write that settles the task drops it. A process that dies stops
+// renewing: its leases lapse, and another process's Orphans claims each
+// (ZREM: one claimant) so that the service records the task failed. The
+// set is one key of its own, outside the tasks' hash tags.
+
+var _ store.Orphans = (*Store)(nil)
+
+// leases tracks the running tasks of this process.
+type leases struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (s *Store) runsKey() string { return s.opts.KeyPrefix + "runs" }
+
+// noteState keeps the lease of task id in step with the state this
+// process wrote: held while running, dropped once settled. A failure is
+// not the write's: the next renewal (or the next write) makes up for it.
+func (s *Store) noteState(id string, st protocol.TaskState) {
+	running := !st.Terminal() && !st.Interrupted()
+	s.leases.mu.Lock()
+	had := s.leases.ids[id]
+	if running {
+		if s.leases.ids == nil {
+			s.leases.ids = map[string]bool{}
+		}
+		s.leases.ids[id] = true
+	} else {
+		delete(s.leases.ids, id)
+	}
+	s.leases.mu.Unlock()
+	if running && had {
+		return // held already; the renewals keep it
+	}
+	if !running && !had && !st.Terminal() {
+		// An interrupted task this process was not running: nobody else
+		// ran it either since its last settling write dropped the lease.
+		return
+	}
+	c, cancel, err := s.op(context.Background())
+	if err != nil {
+		return
+	}
+	defer cancel()
+	if running {
+		_ = s.client.Do(c, s.client.B().Zadd().Key(s.runsKey()).ScoreMember().
+			ScoreMember(float64(s.lapse()), id).Build()).Error()
+	} else {
+		_ = s.client.Do(c, s.client.B().Zrem().Key(s.runsKey()).Member(id).Build()).Error()
+	}
+}
+
+// lapse is when a lease renewed now lapses, in unix ms.
+func (s *Store) lapse() int64 { return time.Now().Add(s.opts.Lease).UnixMilli() }
+
+// renewLeases renews every lease of this process, every third of Lease.
+func (s *Store) renewLeases() {
+	defer s.done.Done()
+	t := time.NewTicker(s.opts.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closedCh:
+			return
+		case <-t.C:
+		}
+		s.leases.mu.Lock()
+		ids := make([]string, 0, len(s.leases.ids))
+		for id := range s.leases.ids {
+			ids = append(ids, id)
+		}
+		s.leases.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		c, cancel, err := s.op(context.Background())
+		if err != nil {
+			continue
+		}
+		// A task settled by another process (a cancel there) has left
+		// the set: this process's run of it has stopped, so its lease
+		// goes from here too, and ZADD XX below never brings it back.
+		scores, err := s.client.Do(c, s.client.B().Zmscore().Key(s.runsKey()).Member(ids...).Build()).ToArray()
+		if err == nil && len(scores) == len(ids) {
+			kept := ids[:0]
+			s.leases.mu.Lock()
+			for i, sc := range scores {
+				if sc.IsNil() {
+					delete(s.leases.ids, ids[i])
+				} else {
+					kept = append(kept, ids[i])
+				}
+			}
+			s.leases.mu.Unlock()
+			ids = kept
+		}
+		if len(ids) == 0 {
+			cancel()
+			continue
+		}
+		cmd := s.client.B().Zadd().Key(s.runsKey()).Xx().ScoreMember()
+		score := float64(s.lapse())
+		for _, id := range ids {
+			cmd = cmd.ScoreMember(score, id)
+		}
+		_ = s.client.Do(c, cmd.Build()).Error()
+		cancel()
+	}
+}
+
+// maxOrphans bounds the tasks one Orphans call claims.
+const maxOrphans = 100
+
+// Orphans implements store.Orphans: the running tasks whose lease lapsed
+// (their process stopped renewing), each claimed for the caller alone.
+// A lease of this process never lapses while it runs (it renews them), so
+// what is found is another's.
+func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
+	c, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	ids, err := s.client.Do(c, s.client.B().Zrangebyscore().Key(s.runsKey()).Min("-inf").Max(now).
+		Limit(0, maxOrphans).Build()).AsStrSlice()
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	var out []store.Orphan
+	for _, id := range ids {
+		n, err := s.client.Do(c, s.client.B().Zrem().Key(s.runsKey()).Member(id).Build()).AsInt64()
+		if err != nil {
+			return out, s.fail(ctx, err)
+		}
+		if n != 1 {
+			continue // another process claimed it first
+		}
+		owner, err := s.client.Do(c, s.client.B().Hget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o").Build()).ToString()
+		if err != nil {
+			continue // gone (expired or evicted): nothing to record
+		}
+		out = append(out, store.Orphan{ID: id, Owner: owner})
+	}
+	return out, nil
+}
