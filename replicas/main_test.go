@@ -126,8 +126,15 @@ func (r *replica) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.por
 // lines) on port, its store the Redis at redisURL.
 func startReplica(t *testing.T, name string, port int, agentURL, redisURL, storeBlock string) *replica {
 	t.Helper()
-	cfg := fmt.Sprintf(`{
-	admin off
+	cfg := replicaConfig(port, agentURL, redisURL, storeBlock, "off")
+	return runReplica(t, name, port, cfg)
+}
+
+// replicaConfig is a replica's Caddyfile; admin is its admin address or
+// "off".
+func replicaConfig(port int, agentURL, redisURL, storeBlock, admin string) string {
+	return fmt.Sprintf(`{
+	admin %s
 	auto_https off
 	persist_config off
 }
@@ -147,7 +154,12 @@ http://:%d {
 		}
 	}
 }
-`, port, agentURL, redisURL, storeBlock)
+`, admin, port, agentURL, redisURL, storeBlock)
+}
+
+// runReplica runs Caddy with cfg, its HTTP server on port.
+func runReplica(t *testing.T, name string, port int, cfg string) *replica {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {

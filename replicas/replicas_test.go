@@ -2,8 +2,12 @@ package replicas
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -301,5 +305,42 @@ func TestReplicasFailover(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 	if got, _ := getTask(t, rb.URL(), "alice", tk2.ID); got.Status.State != "TASK_STATE_WORKING" {
 		t.Fatalf("a live replica's running task became %s", got.Status.State)
+	}
+}
+
+// A config reload with the same store settings keeps every task and the
+// run in flight: the task is read, and canceled (the agent call aborted),
+// through the reloaded config.
+func TestReplicasReload(t *testing.T) {
+	ag := startAgent(t)
+	redis := startRedis(t)
+	admin := freePort(t)
+	adminAddr := "127.0.0.1:" + strconv.Itoa(admin)
+	cfg := replicaConfig(portA, ag.URL(), redis, "", adminAddr)
+	ra := runReplica(t, "A", portA, cfg)
+	tk := send(t, ra.URL(), "alice", message("slow", ""), true)
+	waitState(t, ra.URL(), "alice", tk.ID, "TASK_STATE_WORKING")
+	req, _ := http.NewRequest("POST", "http://"+adminAddr+"/load", strings.NewReader(strings.Replace(cfg, "Replica agent", "Replica agent, reloaded", 1)))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("reload: %d %s", resp.StatusCode, body)
+	}
+	if got := waitState(t, ra.URL(), "alice", tk.ID, "TASK_STATE_WORKING"); got.ID != tk.ID {
+		t.Fatalf("after the reload: %+v", got)
+	}
+	var canceled task
+	if e := call(t, ra.URL(), "alice", "CancelTask", map[string]any{"id": tk.ID}, &canceled); e != nil || canceled.Status.State != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel after the reload: %+v %+v", canceled, e)
+	}
+	select {
+	case <-ag.aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run started before the reload was not aborted")
 	}
 }
