@@ -92,13 +92,15 @@ func (p *peerAgent) URL() string { return "http://" + p.ln.Addr().String() }
 // stop closes the server (the agent goes down); restart brings it back
 // on the same address with its tasks.
 func (p *peerAgent) stop() {
+	// The connections go first, as in a crash: a slow task's stream must
+	// not get to say canceled before it is cut.
+	p.srv.CloseClientConnections()
 	p.mu.Lock()
 	for id, ch := range p.waiting {
 		close(ch)
 		delete(p.waiting, id)
 	}
 	p.mu.Unlock()
-	p.srv.CloseClientConnections()
 	p.srv.Close()
 }
 
