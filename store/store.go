@@ -232,3 +232,17 @@ type Notifier interface {
 	// a malformed id.
 	EventsReady(id, after string) (<-chan struct{}, error)
 }
+
+// The bounds every store applies unless told otherwise: written once
+// here, taken by each store.
+const (
+	// DefaultTTL is how long a finished task is kept.
+	DefaultTTL = time.Hour
+	// DefaultIdleTTL is how long a task waiting for its caller
+	// (input-required, auth-required) is kept.
+	DefaultIdleTTL = 24 * time.Hour
+	// DefaultMaxEventsPerTask bounds one task's event log.
+	DefaultMaxEventsPerTask = 20000
+	// DefaultMaxTasksPerOwner bounds the tasks kept for one owner.
+	DefaultMaxTasksPerOwner = 1000
+)

@@ -24,11 +24,11 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxTasks         = 10000
-	DefaultTTL              = time.Hour
-	DefaultIdleTTL          = 24 * time.Hour
-	DefaultMaxEventsPerTask = 20000
+	DefaultTTL              = store.DefaultTTL
+	DefaultIdleTTL          = store.DefaultIdleTTL
+	DefaultMaxEventsPerTask = store.DefaultMaxEventsPerTask
 	DefaultMaxBytes         = 256 << 20
-	DefaultMaxTasksPerOwner = 1000
+	DefaultMaxTasksPerOwner = store.DefaultMaxTasksPerOwner
 )
 
 // Options bound a Store. Zero values select the defaults.

@@ -19,10 +19,10 @@ import (
 // Defaults of Options.
 const (
 	DefaultKeyPrefix        = "a2a:"
-	DefaultTTL              = time.Hour
-	DefaultIdleTTL          = 24 * time.Hour
-	DefaultMaxEventsPerTask = 20000
-	DefaultMaxTasksPerOwner = 1000
+	DefaultTTL              = store.DefaultTTL
+	DefaultIdleTTL          = store.DefaultIdleTTL
+	DefaultMaxEventsPerTask = store.DefaultMaxEventsPerTask
+	DefaultMaxTasksPerOwner = store.DefaultMaxTasksPerOwner
 	DefaultTimeout          = 5 * time.Second
 	DefaultPoolSize         = 4
 	DefaultLease            = 10 * time.Second

@@ -141,12 +141,7 @@ func (b *subscriber) resubscribe(dc rueidis.DedicatedClient) error {
 // cancelled meanwhile.
 func (b *subscriber) recover() {
 	b.wakeAll()
-	b.mu.Lock()
-	ids := make([]string, 0, len(b.cancels))
-	for id := range b.cancels {
-		ids = append(ids, id)
-	}
-	b.mu.Unlock()
+	ids := b.cancelIDs()
 	if len(ids) == 0 {
 		return
 	}
@@ -332,12 +327,7 @@ func (b *subscriber) sweep() {
 // otherwise hold its watch and subscription for good. Its channel then
 // never closes, which CancelSignal allows.
 func (b *subscriber) dropGoneWatches() {
-	b.mu.Lock()
-	ids := make([]string, 0, len(b.cancels))
-	for id := range b.cancels {
-		ids = append(ids, id)
-	}
-	b.mu.Unlock()
+	ids := b.cancelIDs()
 	if len(ids) == 0 {
 		return
 	}
@@ -392,3 +382,14 @@ func (b *subscriber) closeAll() {
 
 // closedChan is handed to waiters that need not wait.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// cancelIDs are the tasks with cancel watches now.
+func (b *subscriber) cancelIDs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := make([]string, 0, len(b.cancels))
+	for id := range b.cancels {
+		ids = append(ids, id)
+	}
+	return ids
+}
