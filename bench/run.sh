@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
 #
-#   bash bench/run.sh              full run, about 14 minutes
-#   QUICK=1 bash bench/run.sh      smoke check, about 2 minutes
+#   bash bench/run.sh              full run, about 20 minutes
+#   QUICK=1 bash bench/run.sh      smoke check, about 3 minutes
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
@@ -84,6 +84,18 @@ p_repa=$((port + 31))   # replica A: Caddy + a2a over the paced NDJSON upstream,
 p_repb=$((port + 32))   # replica B: the same, another process
 p_rrss=$((port + 33))   # Caddy + a2a, store redis with ttl 5s (RSS and Redis memory across many sends)
 p_redis2=$((port + 34)) # a fresh redis-server for the RSS run
+
+# A server left running on one of the ports (by an earlier run killed
+# hard, or anything else) would answer in place of the one a step starts,
+# which then exits at once and the step measures the stranger: refuse to
+# start instead.
+for ((p = port; p < port + 35; p++)); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		echo "port $p (of $port-$((port + 34))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		rm -rf "$work"
+		exit 1
+	fi
+done
 
 pids=()
 cleanup() {
