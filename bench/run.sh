@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # The caddy-a2a benchmark in one command (method and results: BENCHMARKS.md).
 #
-#   bash bench/run.sh              full run, about 14 minutes
-#   QUICK=1 bash bench/run.sh      smoke check, about 2 minutes
+#   bash bench/run.sh              full run, about 20 minutes
+#   QUICK=1 bash bench/run.sh      smoke check, about 3 minutes
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
-#                                  gateway idle rss profile (profile needs
-#                                  PROFILE=1)
+#                                  gateway redis idle rss profile (profile
+#                                  needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
-# canned A2A 1.0 agent (the gateway step), the a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
+# canned A2A 1.0 agent (the gateway step), starts redis-server (the redis
+# step: REDIS_SERVER or redis-server on the PATH), the a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
 # floor of the idle streams) and the load generator (Go module bench/), installs
 # the @a2a-js/sdk 1.3.0 + express 5 echo server (npm ci, bench/js), starts every
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 25 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 35 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -37,6 +38,7 @@ if [ -n "${QUICK:-}" ]; then
 	relay_d=3s events_d=2s
 	idle_levels=200,1000 settle=1s
 	sends_a2a=25000 sends_sdk=3000
+	sends_redis=20000
 else
 	rounds=3 dur=10s warmup=2s
 	relay_d=12s events_d=5s
@@ -45,6 +47,10 @@ else
 	# here, 100× the store bound. The SDK peers are 3-6× slower here, so
 	# they get fewer sends.
 	sends_a2a=1000000 sends_sdk=20000
+	# store redis with ttl 5s: about two minutes of sends at the ~1,500/s
+	# it does here, many times the ttl and four of the module's 30 s
+	# sweeps of idle subscriptions.
+	sends_redis=200000
 fi
 
 # Ports.
@@ -69,6 +75,27 @@ p_gwproxy=$((port + 20)) # Caddy reverse_proxy → agent
 p_gw=$((port + 21))     # Caddy + a2a, upstream a2a → agent /echo (its card streams)
 p_gwb=$((port + 22))    # Caddy + a2a, upstream a2a → agent /echo-blocking (its card does not stream)
 p_gwrelay=$((port + 23)) # Caddy + a2a, upstream a2a → agent /chunks/500/2ms; reverse_proxy → agent on p_gwrelay+1 (same process)
+p_redis=$((port + 25))  # redis-server of the redis step (sends, chunk latency, replicas)
+p_rproxy=$((port + 26)) # Caddy reverse_proxy → upstream (redis step)
+p_rmem=$((port + 27))   # Caddy + a2a, store memory (redis step)
+p_rredis=$((port + 28)) # Caddy + a2a, store redis
+p_rrelay=$((port + 29)) # Caddy + a2a over the paced NDJSON upstream, store memory; store redis on p_rrelay+1 (same process)
+p_repa=$((port + 31))   # replica A: Caddy + a2a over the paced NDJSON upstream, store redis
+p_repb=$((port + 32))   # replica B: the same, another process
+p_rrss=$((port + 33))   # Caddy + a2a, store redis with ttl 5s (RSS and Redis memory across many sends)
+p_redis2=$((port + 34)) # a fresh redis-server for the RSS run
+
+# A server left running on one of the ports (by an earlier run killed
+# hard, or anything else) would answer in place of the one a step starts,
+# which then exits at once and the step measures the stranger: refuse to
+# start instead.
+for ((p = port; p < port + 35; p++)); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		echo "port $p (of $port-$((port + 34))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		rm -rf "$work"
+		exit 1
+	fi
+done
 
 pids=()
 cleanup() {
@@ -317,6 +344,34 @@ http://:$((p_gwrelay + 1)) {
 EOF
 } >"$work/gwrelay.caddyfile"
 
+# The redis step: the same site with store memory (the default) and with
+# store redis, each its own process, beside reverse_proxy (the ceiling's
+# Caddyfile on another port); then the paced NDJSON stream through both
+# stores (one process); then two replicas on one Redis; then store redis
+# with a short ttl for the memory run. Each has a key prefix of its own.
+redis_store() {
+	cat <<EOF
+store redis redis://127.0.0.1:$1 {
+			key_prefix $2:
+			${3:-}
+		}
+EOF
+}
+sed "s/:$p_ceiling/:$p_rproxy/" "$work/ceiling.caddyfile" >"$work/rproxy.caddyfile"
+caddyfile rmem "$p_rmem" /echo
+caddyfile rredis "$p_rredis" /echo "$(redis_store "$p_redis" load)"
+caddyfile rrelay "$p_rrelay" /ndjson/500/2ms
+caddyfile rrelay2 $((p_rrelay + 1)) /ndjson/500/2ms "$(redis_store "$p_redis" relay)"
+sed -n '/^http/,$p' "$work/rrelay2.caddyfile" >>"$work/rrelay.caddyfile"
+caddyfile repa "$p_repa" /ndjson/500/2ms "$(redis_store "$p_redis" rep)"
+caddyfile repb "$p_repb" /ndjson/500/2ms "$(redis_store "$p_redis" rep)"
+# ttl 5s bounds the finished tasks; max_tasks_per_owner (every send here
+# has the one anonymous owner) is raised past what 5 s of sends make, so
+# that the ttl is the bound, not the owner's cap of 1000.
+caddyfile rrss "$p_rrss" /echo "$(redis_store "$p_redis2" rss "ttl 5s")
+		limits {
+			max_tasks_per_owner 1000000
+		}"
 
 export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
 start up "$bin/upstream" -addr "127.0.0.1:$p_up"
@@ -388,6 +443,47 @@ if step gateway; then
 	measure gwrelay -direct "http://127.0.0.1:$p_agent/chunks/500/2ms/rpc" -gateway "http://127.0.0.1:$p_gwrelay/a2a" \
 		-proxy "http://127.0.0.1:$((p_gwrelay + 1))/chunks/500/2ms/rpc" -chunks 500 -d "$relay_d"
 	stop "$pid_gwrelay" "$pid_agent"
+fi
+
+if step redis; then
+	log "redis: store redis beside store memory and reverse_proxy, chunk latency, two replicas, memory with a short ttl"
+	redis_server=${REDIS_SERVER:-redis-server}
+	start redis "$redis_server" --port "$p_redis" --bind 127.0.0.1 --save "" --appendonly no
+	wait_port "$p_redis" redis
+	start rproxy "$bin/caddy" run --adapter caddyfile --config "$work/rproxy.caddyfile"
+	start rmem "$bin/caddy" run --adapter caddyfile --config "$work/rmem.caddyfile"
+	start rredis "$bin/caddy" run --adapter caddyfile --config "$work/rredis.caddyfile"
+	for pn in "$p_rproxy rproxy" "$p_rmem rmem" "$p_rredis rredis"; do
+		wait_port $pn
+	done
+	# The store redis target's second CPU figure is Redis's, not the
+	# upstream's (the same for all three).
+	measure load -title "Store redis: blocking SendMessage (1.0), Redis on the same machine" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+		-t "name=reverse_proxy → upstream,kind=ceiling,url=http://127.0.0.1:$p_rproxy/echo,pid=$pid_rproxy,up=$pid_up" \
+		-t "name=caddy-a2a store memory,kind=v1.0,url=http://127.0.0.1:$p_rmem/a2a,pid=$pid_rmem,up=$pid_up" \
+		-t "name=caddy-a2a store redis (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
+		-ceiling "reverse_proxy → upstream"
+	stop "$pid_rproxy" "$pid_rmem" "$pid_rredis"
+	start rrelay "$bin/caddy" run --adapter caddyfile --config "$work/rrelay.caddyfile"
+	wait_port "$p_rrelay" rrelay
+	wait_port $((p_rrelay + 1)) rrelay
+	measure storerelay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -memory "http://127.0.0.1:$p_rrelay/a2a" \
+		-redis "http://127.0.0.1:$((p_rrelay + 1))/a2a" -chunks 500 -d "$relay_d"
+	stop "$pid_rrelay"
+	start repa "$bin/caddy" run --adapter caddyfile --config "$work/repa.caddyfile"
+	start repb "$bin/caddy" run --adapter caddyfile --config "$work/repb.caddyfile"
+	wait_port "$p_repa" repa
+	wait_port "$p_repb" repb
+	measure replicas -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a "http://127.0.0.1:$p_repa/a2a" \
+		-b "http://127.0.0.1:$p_repb/a2a" -chunks 500 -d "$relay_d"
+	stop "$pid_repa" "$pid_repb"
+	start redis2 "$redis_server" --port "$p_redis2" --bind 127.0.0.1 --save "" --appendonly no
+	wait_port "$p_redis2" redis2
+	start rrss "$bin/caddy" run --adapter caddyfile --config "$work/rrss.caddyfile"
+	wait_port "$p_rrss" rrss
+	measure sends -c "$conns" -samples 12 -redis "127.0.0.1:$p_redis2" \
+		-t "name=caddy-a2a store redis (ttl 5s),kind=v1.0,url=http://127.0.0.1:$p_rrss/a2a,pid=$pid_rrss,n=$sends_redis"
+	stop "$pid_rrss" "$pid_redis2" "$pid_redis"
 fi
 
 # fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket

@@ -20,6 +20,7 @@ func cmdSends(args []string) error {
 	conns := fs.Int("c", 32, "connections")
 	samples := fs.Int("samples", 10, "RSS samples per target, evenly spaced")
 	from := fs.Float64("flat-from", 0.2, "share of the run after which RSS must be flat (the store is full by then)")
+	redisAddr := fs.String("redis", "", "optional host:port of the Redis the targets keep their tasks in: its used_memory and keys are sampled with the RSS")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -27,12 +28,15 @@ func cmdSends(args []string) error {
 		return errors.New("no targets (-t)")
 	}
 	type row struct {
-		t       *target
-		n       int64
-		before  int64
-		rss     []int64 // KB at each checkpoint
-		res     phaseResult
-		elapsed time.Duration
+		t        *target
+		n        int64
+		before   int64
+		rss      []int64 // KB at each checkpoint
+		redis    []redisMemory
+		redis0   redisMemory
+		redisErr error
+		res      phaseResult
+		elapsed  time.Duration
 	}
 	var rows []row
 	wbase := 1 << 20 // clear of the load command's worker numbers
@@ -45,12 +49,26 @@ func cmdSends(args []string) error {
 		every := max(total/int64(*samples), 1)
 		r := row{t: t, n: total}
 		r.before, _ = memKB(t.PID, "VmRSS")
+		if *redisAddr != "" {
+			r.redis0, r.redisErr = readRedisMemory(*redisAddr)
+		}
 		var mu sync.Mutex
 		p := phase{conns: *conns, limit: total, wbase: wbase, progressEvery: every,
 			progress: func(int64) {
 				kb, _ := memKB(t.PID, "VmRSS")
+				var m redisMemory
+				var err error
+				if *redisAddr != "" {
+					m, err = readRedisMemory(*redisAddr)
+				}
 				mu.Lock()
 				r.rss = append(r.rss, kb)
+				if *redisAddr != "" {
+					r.redis = append(r.redis, m)
+					if r.redisErr == nil {
+						r.redisErr = err
+					}
+				}
 				mu.Unlock()
 			}}
 		wbase += *conns
@@ -59,7 +77,7 @@ func cmdSends(args []string) error {
 		r.elapsed = time.Since(start)
 		logf("sends %-12s %d in %s (%.0f/s), %d errors %s", t.Name, total, r.elapsed.Round(time.Millisecond),
 			float64(total)/r.elapsed.Seconds(), r.res.errs, r.res.firstErr)
-		if r.res.errs > 0 {
+		if r.res.errs > 0 || r.redisErr != nil {
 			failed = append(failed, t.Name)
 		}
 		rows = append(rows, r)
@@ -82,6 +100,13 @@ func cmdSends(args []string) error {
 			fmtKB(r.before), strings.Join(cells, " · "), flatness(r.rss, *from), errs)
 	}
 	fmt.Println()
+	if *redisAddr != "" {
+		var rr []redisRow
+		for _, r := range rows {
+			rr = append(rr, redisRow{name: r.t.Name, before: r.redis0, samples: r.redis, err: r.redisErr})
+		}
+		printRedisSamples(rr, *samples, *from)
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("targets with errors: %s", strings.Join(failed, ", "))
 	}

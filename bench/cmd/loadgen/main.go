@@ -4,10 +4,12 @@
 // never be reported as fast.
 //
 //	loadgen load   -t name=…,kind=…,url=…,pid=…[,up=…] …   closed-loop req/s, p50/p99, RSS, in interleaved rounds
-//	loadgen sends  -t … -n N                                 RSS across N sends (flat with a bounded store?)
+//	loadgen sends  -t … -n N [-redis host:port]             RSS across N sends (flat with a bounded store?), and the Redis beside it
 //	loadgen relay  -direct URL -a2a URL                      upstream chunk → client frame latency
 //	loadgen events -direct URL -a2a URL                      events/s through one stream
 //	loadgen gwrelay -direct URL -gateway URL -proxy URL      agent chunk → client frame latency, the module's a2a upstream beside reverse_proxy
+//	loadgen storerelay -direct URL -memory URL -redis URL   upstream chunk → client frame latency, store memory beside store redis
+//	loadgen replicas -direct URL -a URL -b URL               upstream chunk → client frame latency on the replica that runs a task and on another one subscribed through Redis
 //	loadgen idle   -t …,kind=a2a -t …,kind=hold -proto h1,h2c -- CMD… -- CMD…
 //	                                                         RSS of 1k and 10k idle SSE streams, the module's and a baseline's, a fresh server each
 package main
@@ -39,12 +41,14 @@ func main() {
 		os.Exit(2)
 	}
 	cmds := map[string]func([]string) error{
-		"load":    cmdLoad,
-		"sends":   cmdSends,
-		"relay":   cmdRelay,
-		"events":  cmdEvents,
-		"idle":    cmdIdle,
-		"gwrelay": cmdGatewayRelay,
+		"load":       cmdLoad,
+		"sends":      cmdSends,
+		"relay":      cmdRelay,
+		"events":     cmdEvents,
+		"idle":       cmdIdle,
+		"gwrelay":    cmdGatewayRelay,
+		"storerelay": cmdStoreRelay,
+		"replicas":   cmdReplicas,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
@@ -58,7 +62,7 @@ func main() {
 }
 
 const usage = `
-usage: loadgen load|sends|relay|events|idle|gwrelay [flags]   (loadgen <cmd> -h for flags)
+usage: loadgen load|sends|relay|events|idle|gwrelay|storerelay|replicas [flags]   (loadgen <cmd> -h for flags)
 `
 
 func logf(format string, args ...any) {
