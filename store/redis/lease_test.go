@@ -58,3 +58,36 @@ func TestLeases(t *testing.T) {
 		t.Fatalf("claimed twice: %+v", got)
 	}
 }
+
+// A cancel watch's subscription goes when its last watcher's ctx ends,
+// not a sweep later: every run watches its task, and thousands of runs
+// a second would otherwise keep as many channels.
+func TestCancelSubscriptionDropped(t *testing.T) {
+	url, _ := startRedis(t)
+	s := newStore(t, url, Options{KeyPrefix: "cs:"})
+	ctx := context.Background()
+	if _, err := s.Create(ctx, "o", &protocol.Task{ID: "t1", Status: protocol.TaskStatus{State: protocol.StateWorking}}); err != nil {
+		t.Fatal(err)
+	}
+	channels := func() int {
+		n, err := s.client.Do(ctx, s.client.B().PubsubNumsub().Channel(s.sub.cancelChannel("t1")).Build()).ToArray()
+		if err != nil || len(n) != 2 {
+			t.Fatalf("PUBSUB NUMSUB: %v %v", n, err)
+		}
+		v, _ := n[1].AsInt64()
+		return int(v)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	_ = s.CancelSignal(wctx, "t1")
+	if n := channels(); n != 1 {
+		t.Fatalf("%d subscriptions while watched", n)
+	}
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for channels() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription outlived its watcher")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -287,10 +287,40 @@ func (b *subscriber) watchCancel(id string) *cancelWatch {
 // releaseCancel drops one interest in w; the last one forgets it.
 func (b *subscriber) releaseCancel(id string, w *cancelWatch) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	w.refs--
-	if w.refs <= 0 && b.cancels[id] == w {
+	last := w.refs <= 0 && b.cancels[id] == w
+	if last {
 		delete(b.cancels, id)
+	}
+	b.mu.Unlock()
+	if last {
+		b.dropCancelSub(id)
+	}
+}
+
+// dropCancelSub unsubscribes the cancel channel of task id once nothing
+// in the process watches it any more. Left to the sweep, every run's
+// subscription would outlive it by up to two sweeps: at a thousand sends
+// a second that was a hundred thousand channels (bench/run.sh, the redis
+// step). A watcher that comes meanwhile keeps it, and one that comes
+// after subscribes again, in order (b.order).
+func (b *subscriber) dropCancelSub(id string) {
+	ch := b.cancelChannel(id)
+	b.order.Lock()
+	defer b.order.Unlock()
+	b.mu.Lock()
+	_, subscribed := b.subs[ch]
+	if b.cancels[id] != nil || !subscribed {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.subs, ch)
+	conn := b.conn
+	b.mu.Unlock()
+	if conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
+		defer cancel()
+		_ = conn.Do(ctx, conn.B().Unsubscribe().Channel(ch).Build()).Error()
 	}
 }
 
