@@ -61,6 +61,11 @@ local maxev, maxown, prefix, id = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11
 local nev = #ARGV - 12
 local now = nowms()
 local owner, n, ver
+-- prevMember is the task's index member before this write, prevTTL
+-- whether its keys had an expiry: a write that changes neither (a
+-- running task's chunk, nearly every write) leaves the index and the
+-- expiries alone.
+local prevMember, prevTTL = nil, false
 if mode == 'c' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
   if nev > maxev and not terminal(st) then return {'toomany'} end
@@ -92,23 +97,32 @@ else
   if not cur[1] then return {'notfound'} end
   if cur[2] ~= ARGV[2] then return {'conflict'} end
   owner, n, ver = cur[1], tonumber(cur[4]), tonumber(cur[2]) + 1
-  if n + nev > maxev and not (terminal(st) and not terminal(tonumber(cur[3]))) then return {'toomany'} end
-  redis.call('ZREM', ixkey(prefix, owner), cur[5])
-  redis.call('ZREM', dlkey(prefix, owner), cur[5])
+  local pst = tonumber(cur[3])
+  if n + nev > maxev and not (terminal(st) and not terminal(pst)) then return {'toomany'} end
+  prevMember, prevTTL = cur[5], terminal(pst) or interrupted(pst)
   prune(ixkey(prefix, owner), dlkey(prefix, owner), now)
 end
 local member = ARGV[6] .. id .. '\0' .. st .. '\0' .. ARGV[7]
-redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev)
 local last = ''
 for i = 13, #ARGV do
   last = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
-if last ~= '' then redis.call('HSET', KEYS[1], 'l', last) end
-redis.call('ZADD', ixkey(prefix, owner), 0, member)
+if last ~= '' then
+  redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev, 'l', last)
+else
+  redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev)
+end
+if member ~= prevMember or ttl > 0 then
+  if prevMember then
+    redis.call('ZREM', ixkey(prefix, owner), prevMember)
+    redis.call('ZREM', dlkey(prefix, owner), prevMember)
+  end
+  redis.call('ZADD', ixkey(prefix, owner), 0, member)
+end
 if ttl > 0 then
   redis.call('ZADD', dlkey(prefix, owner), now + ttl, member)
   for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
-else
+elseif prevTTL then
   for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
 end
 if last ~= '' then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
