@@ -31,9 +31,6 @@ type Reader struct {
 	hasData bool   // a data field was seen since the last dispatch
 	skipLF  bool   // the last line ended in CR: a following LF belongs to it
 	started bool   // past a possible byte order mark
-	// id is the id field of the SSE event being read, lastID that of the
-	// last one dispatched.
-	id, lastID []byte
 }
 
 // bufSize is the read buffer of a Reader whose frames may be that large;
@@ -106,10 +103,6 @@ func (p *Reader) Next() ([]byte, error) {
 	}
 }
 
-// LastID is the id field of the last SSE event Next returned ("" if it
-// had none).
-func (p *Reader) LastID() string { return string(p.lastID) }
-
 // readLine returns the next line without its terminator: LF for NDJSON
 // (a CR before it is dropped), and CR, LF or CRLF for SSE. A last line
 // without terminator is returned too; then io.EOF.
@@ -167,12 +160,9 @@ func (p *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// maxID bounds a kept SSE id; a longer one is ignored.
-const maxID = 256
-
 // sseLine processes one SSE line and returns the data of the event it
 // dispatches (nil when it dispatches none). Only data fields matter;
-// and id matter; comments, event and retry are ignored.
+// matter; comments, event, id and retry are ignored.
 func (p *Reader) sseLine(line []byte) ([]byte, error) {
 	if len(line) == 0 {
 		if !p.hasData {
@@ -181,7 +171,6 @@ func (p *Reader) sseLine(line []byte) ([]byte, error) {
 		p.hasData = false
 		d := p.data[:len(p.data)-1] // the LF after the last data line
 		p.data = p.data[:0]
-		p.lastID = append(p.lastID[:0], p.id...)
 		return d, nil
 	}
 	if line[0] == ':' {
@@ -189,10 +178,6 @@ func (p *Reader) sseLine(line []byte) ([]byte, error) {
 	}
 	field, value, _ := bytes.Cut(line, []byte{':'})
 	value = bytes.TrimPrefix(value, []byte{' '})
-	if string(field) == "id" && len(value) <= maxID {
-		p.id = append(p.id[:0], value...)
-		return nil, nil
-	}
 	if string(field) != "data" {
 		return nil, nil
 	}
