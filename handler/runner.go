@@ -256,9 +256,19 @@ type run struct {
 	baseLog *zap.Logger
 	log     *zap.Logger
 
-	// task and version are the snapshot as last written (or re-read).
+	// task is the run's snapshot: as last written (or re-read), and the
+	// changes held back in pending after it. written and version are the
+	// snapshot as last written and its version.
 	task    *protocol.Task
+	written *protocol.Task
 	version uint64
+	// ready is the agent stream's upstream.Ready (nil: not known). While
+	// it says the next event is in hand, commit holds changes back in
+	// pending (their events) and redo (the changes, to apply again after
+	// a lost compare-and-set), to be written with the next one.
+	ready   func() bool
+	pending []protocol.Event
+	redo    []func(t *protocol.Task) []protocol.Event
 
 	// mainID is the run's main artifact, mainAt its index in the task's
 	// artifacts once it exists (-1 before); chunks counts the chunks
@@ -387,6 +397,9 @@ func (ru *run) execute(base context.Context) {
 		ru.fail(err, "")
 		return
 	}
+	if r, ok := stream.(upstream.Ready); ok {
+		ru.ready = r.Ready
+	}
 	// Only this goroutine touches the stream: the Stream contract does not
 	// promise a Close concurrent with Next. A cancel reaches a blocked Next
 	// through ctx, which per the Agent contract aborts the upstream call.
@@ -509,6 +522,9 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 		}
 		merged = ru.text.String()
 	}
+	// Read before commit, which may hold the change back and apply it
+	// again after the chunks that follow it were counted.
+	appending := ru.chunks > 0
 	err := ru.commit(func(t *protocol.Task) []protocol.Event {
 		// t's slices are the stored snapshot's (commit): the artifact
 		// list is copied before an artifact in it changes, and a merged
@@ -545,7 +561,7 @@ func (ru *run) appendMain(parts []protocol.Part, mergeText, whole bool) error {
 			TaskID:    t.ID,
 			ContextID: t.ContextID,
 			Artifact:  protocol.Artifact{ID: ru.mainID, Parts: append([]protocol.Part(nil), parts...)},
-			Append:    ru.chunks > 0,
+			Append:    appending,
 			LastChunk: whole,
 		}}}
 	})
@@ -768,7 +784,14 @@ func (ru *run) agentMessage(parts []protocol.Part) *protocol.Message {
 // commit applies mutate to the run's snapshot and writes it with the
 // events mutate returns. On a version conflict it re-reads the task: if it
 // became terminal meanwhile (a cancel won the race) the run stops with
-// errStopped; otherwise mutate is applied again to the fresh snapshot.
+// errStopped; otherwise the changes are applied again to the fresh
+// snapshot.
+//
+// A change that does not settle the task is held back while the agent's
+// next event is already in hand (ready), up to maxHeld changes, and
+// written with the next commit: nothing waits for it, and the store is
+// written once instead of twice. bench/run.sh's blocking-send steps (both
+// stores) measure it.
 func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 	for {
 		// The snapshot is shared with the store and its readers (see
@@ -780,10 +803,20 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 			t.Upstream = ru.upstreamRef
 		}
 		evs := mutate(&t)
+		settling := settles(t.Status.State)
+		if !settling && len(ru.redo) < maxHeld && ru.ready != nil && ru.ready() {
+			ru.task = &t
+			ru.pending = append(ru.pending, evs...)
+			ru.redo = append(ru.redo, mutate)
+			return nil
+		}
+		if len(ru.pending) > 0 {
+			evs = append(ru.pending, evs...)
+		}
 		// Writes do not use the run's context: a canceled run must still
 		// record how it ended. The store bounds its own I/O.
 		ctx := context.Background()
-		if settles(t.Status.State) {
+		if settling {
 			// Before the write: a stream relays the settling event as soon
 			// as it is stored, and its client may send the next message at
 			// once.
@@ -791,24 +824,54 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		}
 		v, _, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
 		if err == nil {
-			ru.task, ru.version = &t, v
-			if settles(t.Status.State) {
+			ru.task, ru.written, ru.version = &t, &t, v
+			ru.dropHeld()
+			if settling {
 				ru.settle(&t)
 			}
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
+			// What was held back went with the write that failed.
+			ru.task = ru.written
+			ru.dropHeld()
 			return err
 		}
 		rec, err := ru.st.Get(ctx, ru.owner, t.ID)
 		if err != nil {
+			ru.task = ru.written
+			ru.dropHeld()
 			return err
 		}
 		if rec.Task.Status.State.Terminal() {
+			ru.task = ru.written
+			ru.dropHeld()
 			return errStopped
 		}
-		ru.task, ru.version = rec.Task, rec.Version
+		ru.task, ru.written, ru.version = rec.Task, rec.Task, rec.Version
+		// The held changes again, on the fresh snapshot; mutate follows
+		// at the top of the loop.
+		redo := ru.redo
+		ru.pending = nil
+		for _, m := range redo {
+			t := *ru.task
+			ru.pending = append(ru.pending, m(&t)...)
+			ru.task = &t
+		}
+		ru.redo = redo
 	}
+}
+
+// maxHeld bounds the changes commit holds back: the write that settles a
+// task is taken past the store's event bound (store.Store), and this
+// bounds by how much.
+const maxHeld = 8
+
+// dropHeld forgets the changes held back (written, or lost with the
+// write).
+func (ru *run) dropHeld() {
+	// Not reused: a store may keep the events it was given.
+	ru.pending, ru.redo = nil, nil
 }
 
 // reread replaces the run's snapshot with the stored task; errStopped if
@@ -818,10 +881,11 @@ func (ru *run) reread() error {
 	if err != nil {
 		return err
 	}
+	ru.dropHeld()
 	if rec.Task.Status.State.Terminal() {
 		return errStopped
 	}
-	ru.task, ru.version = rec.Task, rec.Version
+	ru.task, ru.written, ru.version = rec.Task, rec.Task, rec.Version
 	return nil
 }
 

@@ -34,7 +34,7 @@ type started struct {
 
 // prepareSend validates a send and creates or continues its task. The run
 // is not started: a streaming caller first reads the snapshot it will send.
-func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
+func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams, streaming bool) (started, *protocol.Error) {
 	if len(p.Push) > 0 {
 		return started{}, protocol.ErrPushNotSupported()
 	}
@@ -47,7 +47,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	var s started
 	var perr *protocol.Error
 	if p.Message.TaskID == "" {
-		s, perr = e.createTask(ctx, c, p)
+		s, perr = e.createTask(ctx, c, p, !streaming)
 	} else {
 		s, perr = e.continueTask(ctx, c, p)
 	}
@@ -134,7 +134,12 @@ func baseMediaType(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
+// createTask creates the task of a send, submitted. With working (a send
+// that does not stream) it is stored working already, its log holding the
+// working status after the Task, as the run would have written it; the
+// answer of a non-blocking send is still the task as submitted. A stream
+// starts from the submitted task and relays the run's working status.
+func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams, working bool) (started, *protocol.Error) {
 	msg := p.Message
 	msg.TaskID = newTaskID()
 	if msg.ContextID == "" {
@@ -146,11 +151,20 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 		Status:    protocol.TaskStatus{State: protocol.StateSubmitted, Timestamp: time.Now().UTC()},
 		History:   []protocol.Message{msg},
 	}
-	v, err := e.opts.Store.Create(ctx, c.Owner, t, protocol.Event{Task: t})
+	stored, evs := t, []protocol.Event{{Task: t}}
+	if working {
+		// The run's first write, made here: the run starts at once, and
+		// one store write instead of two is what a send costs.
+		w := *t
+		w.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
+		stored = &w
+		evs = append(evs, protocol.Event{Status: &protocol.StatusUpdate{TaskID: w.ID, ContextID: w.ContextID, Status: w.Status}})
+	}
+	v, err := e.opts.Store.Create(ctx, c.Owner, stored, evs...)
 	if err != nil {
 		return started{}, storeError(e.log, "create task", t.ID, err)
 	}
-	return started{task: t, run: e.newRun(c, t, v, &msg, nil, p)}, nil
+	return started{task: t, run: e.newRun(c, stored, v, &msg, nil, p)}, nil
 }
 
 // continueTask adds the message to an interrupted task and sets it
@@ -206,6 +220,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		owner:   c.Owner,
 		limits:  &e.runLimits,
 		task:    t,
+		written: t,
 		version: version,
 		settled: make(chan struct{}),
 		req: upstream.RunRequest{
@@ -255,7 +270,7 @@ func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendPar
 // (terminal or interrupted) or the wait ends (client gone, config
 // unloaded); either way it answers the task as it then is.
 func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
-	s, perr := e.prepareSend(ctx, c, p)
+	s, perr := e.prepareSend(ctx, c, p, false)
 	if perr != nil {
 		return nil, perr
 	}

@@ -102,7 +102,7 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		}
 		return &Stream{e: e, ctx: ctx, reply: rr}, nil
 	}
-	st, perr := e.prepareSend(ctx, c, p)
+	st, perr := e.prepareSend(ctx, c, p, true)
 	if perr != nil {
 		return nil, perr
 	}

@@ -97,6 +97,18 @@ type Stream interface {
 	Close() error
 }
 
+// Ready is a Stream that can tell whether its next event is already in
+// hand. The handler writes what a run produces as it comes, but while the
+// agent's next event is ready it holds a write back to join it with the
+// next one: a plain answer's artifact and the completed status become one
+// store write instead of two, with no added latency, since nothing is
+// waited for. A Stream that cannot tell need not implement it.
+type Ready interface {
+	// Ready reports whether Next would return without waiting for the
+	// agent. A wrong true delays the run's last write until Next returns.
+	Ready() bool
+}
+
 // Agent runs requests. Run's ctx bounds the whole run: cancelling it aborts
 // the upstream call.
 type Agent interface {

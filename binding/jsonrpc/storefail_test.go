@@ -34,9 +34,11 @@ func TestRunRecordsFailureAfterStoreOutage(t *testing.T) {
 		skip, fail int32
 		steps      []step
 	}{
-		{"working transition lost", 0, 2, []step{text("never seen")}},
-		{"chunk lost", 1, 1, []step{text("lost chunk"), text("more")}},
-		{"final status lost", 2, 3, []step{text("kept"), status(protocol.StateCompleted, "done")}},
+		// A send's task is created working: the run's first Update is
+		// the agent's first output.
+		{"first chunk lost, and the first retry", 0, 2, []step{text("lost chunk")}},
+		{"chunk lost", 0, 1, []step{text("lost chunk"), text("more")}},
+		{"final status lost", 1, 3, []step{text("kept"), status(protocol.StateCompleted, "done")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := &flakyStore{}
@@ -72,7 +74,8 @@ func TestRunRecordsFailureAfterStoreOutage(t *testing.T) {
 }
 
 // A store that stays broken: the run gives up after its retries (about
-// 3s of backoff) and ends; the task stays as last written.
+// 3s of backoff) and ends; the task stays as last written (working: the
+// send created it so).
 func TestRunGivesUpOnBrokenStore(t *testing.T) {
 	fs := &flakyStore{}
 	fs.fail.Store(1 << 30)
@@ -81,7 +84,7 @@ func TestRunGivesUpOnBrokenStore(t *testing.T) {
 	id := str(t, resp, "result", "task", "id")
 	waitFor(t, "the run to give up", func() bool { return runnerIdle(h.runner) })
 	resp = h.rpc(req{version: "1.0", body: call("GetTask", `{"id":"`+id+`"}`)})
-	if s := str(t, resp, "result", "status", "state"); s != "TASK_STATE_SUBMITTED" {
+	if s := str(t, resp, "result", "status", "state"); s != "TASK_STATE_WORKING" {
 		t.Fatalf("state %s", s)
 	}
 }

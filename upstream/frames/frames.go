@@ -68,6 +68,30 @@ func (p *Reader) Release() {
 	p.br = nil
 }
 
+// Ready reports whether Next would return a frame without reading: the
+// buffer holds a whole NDJSON line that is not blank. An SSE event (its
+// lines up to the blank one) is not looked for: false only means "not
+// known", and costs a write that could have been joined.
+func (p *Reader) Ready() bool {
+	if p.br == nil || p.sse {
+		return false
+	}
+	buf, _ := p.br.Peek(p.br.Buffered())
+	if p.skipLF && len(buf) > 0 && buf[0] == '\n' {
+		buf = buf[1:]
+	}
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimSpace(buf[:i])) > 0 {
+			return true
+		}
+		buf = buf[i+1:]
+	}
+}
+
 // sseSlack lets an SSE line hold a whole event's data after "data: ".
 const sseSlack = len("data: ")
 

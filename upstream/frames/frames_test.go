@@ -58,3 +58,35 @@ func TestRelease(t *testing.T) {
 		t.Fatalf("%q %v", b, err)
 	}
 }
+
+// Ready is true exactly when the buffer holds a whole NDJSON line that is
+// not blank, so that Next returns without reading; SSE never says ready.
+func TestReady(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sse   bool
+		input string
+		want  []bool // Ready before each Next, then after the last
+	}{
+		{"two lines", false, "{\"a\":1}\n{\"b\":2}\n", []bool{false, true, false}},
+		{"blank lines only after", false, "{\"a\":1}\n\n  \n", []bool{false, false}},
+		{"a partial line", false, "{\"a\":1}\n{\"b\"", []bool{false, false}},
+		{"crlf", false, "{\"a\":1}\r\n{\"b\":2}\r\n", []bool{false, true, false}},
+		{"sse", true, "data: {}\n\ndata: {}\n\n", []bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.input), tc.sse, 1<<10)
+			defer r.Release()
+			for i, want := range tc.want {
+				if got := r.Ready(); got != want {
+					t.Fatalf("Ready before Next %d = %v, want %v", i, got, want)
+				}
+				if i < len(tc.want)-1 {
+					if _, err := r.Next(); err != nil {
+						t.Fatalf("Next %d: %v", i, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -21,6 +21,9 @@ func (s *plainStream) Next() (upstream.Event, error) {
 	return ev, nil
 }
 
+// Ready implements upstream.Ready: a plain answer is read whole.
+func (s *plainStream) Ready() bool { return true }
+
 func (s *plainStream) Close() error {
 	s.events = nil
 	return nil
@@ -50,6 +53,10 @@ func (s *eventStream) Next() (upstream.Event, error) {
 	}
 	return ev, nil
 }
+
+// Ready implements upstream.Ready: the stream has ended, or its next
+// frame is buffered whole.
+func (s *eventStream) Ready() bool { return s.err != nil || s.p.r.Ready() }
 
 // end records the stream's outcome and aborts the request: nothing after
 // a final status or an error is read, however large.
