@@ -466,20 +466,21 @@ func (h *Handler) build() error {
 	}
 	b := h.store.Backend()
 	opts := handler.Options{
-		Store:        b.store,
-		Agent:        agent,
-		Runner:       b.runner,
-		ContextKey:   b.contextKey,
-		Versions:     h.versions,
-		Streaming:    *h.Streaming,
-		InputModes:   h.InputModes,
-		Limits:       h.Limits.protocolLimits(),
-		MaxJSONDepth: h.Limits.jsonDepth(),
-		Extensions:   protocolExtensions(h.Extensions),
-		Reply:        h.replyMode(),
-		Heartbeat:    time.Duration(h.Heartbeat),
-		Unload:       h.unload,
-		Logger:       h.logger,
+		Store:          b.store,
+		Agent:          agent,
+		Runner:         b.runner,
+		ContextKey:     b.contextKey,
+		ContextKeyFunc: b.contextKeyFunc,
+		Versions:       h.versions,
+		Streaming:      *h.Streaming,
+		InputModes:     h.InputModes,
+		Limits:         h.Limits.protocolLimits(),
+		MaxJSONDepth:   h.Limits.jsonDepth(),
+		Extensions:     protocolExtensions(h.Extensions),
+		Reply:          h.replyMode(),
+		Heartbeat:      time.Duration(h.Heartbeat),
+		Unload:         h.unload,
+		Logger:         h.logger,
 	}
 	h.Limits.apply(&opts)
 	svc, err := handler.New(opts)

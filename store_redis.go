@@ -107,7 +107,7 @@ func (m *RedisStore) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		b, err := NewSharedBackend(ctx, st)
+		b, err := NewSharedBackend(st)
 		if err != nil {
 			_ = st.Close()
 			return nil, err

@@ -105,8 +105,10 @@ type Backend struct {
 	mount atomic.Pointer[string]
 	// contextKey keys the context ids the agent sees (handler
 	// Options.ContextKey): it lives as long as the tasks whose contexts
-	// it names.
-	contextKey []byte
+	// it names. A shared store's is fetched from it when first needed
+	// (contextKeyFunc), nil until then.
+	contextKey     []byte
+	contextKeyFunc func(context.Context) ([]byte, error)
 }
 
 // NewBackend gives st a runner and a context key. Put it in a
@@ -125,18 +127,23 @@ func NewBackend(st store.Store) *Backend {
 // NewSharedBackend is NewBackend for a store shared by several processes
 // (store.Secrets): the context key is the store's, the same in every
 // process, so that a task continued on another replica keeps its context
-// at the agent.
-func NewSharedBackend(ctx context.Context, st store.Secrets) (*Backend, error) {
-	key, err := st.Secret(ctx, "context-key", handler.ContextKeySize)
-	if err != nil {
-		return nil, fmt.Errorf("the store's shared context key: %w", err)
-	}
+// at the agent. It is read from the store when a send first needs it, not
+// here: Caddy starts while the store's server is down, and only the
+// sends made before it is back fail.
+func NewSharedBackend(st store.Secrets) (*Backend, error) {
 	s, ok := st.(store.Store)
 	if !ok {
 		return nil, errors.New("a2a: NewSharedBackend of something that is not a store")
 	}
 	b := NewBackend(s)
-	b.contextKey = key
+	b.contextKey = nil
+	b.contextKeyFunc = func(ctx context.Context) ([]byte, error) {
+		key, err := st.Secret(ctx, "context-key", handler.ContextKeySize)
+		if err != nil {
+			return nil, fmt.Errorf("the store's shared context key: %w", err)
+		}
+		return key, nil
+	}
 	return b, nil
 }
 

@@ -1,9 +1,13 @@
 package handler
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
 // Contexts belong to their owner. A caller keeps the contextId it sent
@@ -27,6 +31,29 @@ func NewContextKey() []byte {
 	return k
 }
 
+// needKey makes sure the context key is known before a send writes
+// anything: a key the store could not give yet fails the send with
+// -32603, as a store that cannot be written would.
+func (e *Service) needKey(ctx context.Context) *protocol.Error {
+	if e.key.Load() != nil {
+		return nil
+	}
+	e.keyOnce.Lock()
+	defer e.keyOnce.Unlock()
+	if e.key.Load() != nil {
+		return nil
+	}
+	k, err := e.opts.ContextKeyFunc(ctx)
+	if err == nil && len(k) != ContextKeySize {
+		err = fmt.Errorf("handler: context key of %d bytes, want %d", len(k), ContextKeySize)
+	}
+	if err != nil {
+		return internalError(e.log, "get the context key", err)
+	}
+	e.key.Store(&k)
+	return nil
+}
+
 // contextScratch is how much of a derivation's input fits the stack.
 const contextScratch = 256
 
@@ -40,7 +67,7 @@ const contextScratch = 256
 // (BenchmarkSendMessageBlocking); sha256.Sum256 over a stack buffer makes
 // none but the id's string.
 func (e *Service) agentContextID(owner, contextID string) string {
-	key := e.opts.ContextKey
+	key := *e.key.Load() // a send has made sure of it (needKey)
 	n := len(key) + 8 + len(owner) + len(contextID)
 	var scratch [contextScratch]byte
 	buf := scratch[:0]

@@ -52,9 +52,15 @@ type Options struct {
 	MaxRunsPerOwner int
 	// ContextKey keys the context ids the agent is given (see
 	// agentContextID): every service of one store must use the same key,
-	// so that an owner's context keeps its agent-side id. nil: a random
-	// key of this service's own.
+	// so that an owner's context keeps its agent-side id. nil: the key
+	// ContextKeyFunc gives, else a random key of this service's own.
 	ContextKey []byte
+	// ContextKeyFunc fetches the context key the first time a send needs
+	// it, for a key that lives in a store other processes share: a store
+	// that cannot be reached when the service is made (Caddy starting
+	// while Redis is down) only fails the sends made before it can be.
+	// It is called until it succeeds; the service keeps that key.
+	ContextKeyFunc func(ctx context.Context) ([]byte, error)
 	// Limits bound what one request may carry (parts per message, text
 	// and inline file sizes, metadata size); zero fields take the
 	// protocol defaults. A request over a limit is -32602 naming it.

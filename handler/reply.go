@@ -47,7 +47,7 @@ type replyRun struct {
 // prepareReply validates a send in message mode and returns the request
 // for the agent. A taskId names a task that cannot exist (none is ever
 // created), so it is -32001 like any unknown task.
-func (e *Service) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
+func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
 	if len(p.Push) > 0 {
 		return nil, protocol.ErrPushNotSupported()
 	}
@@ -56,6 +56,9 @@ func (e *Service) prepareReply(c Caller, p *protocol.SendParams) (*replyRun, *pr
 	}
 	if p.Message.TaskID != "" {
 		return nil, protocol.ErrTaskNotFound(p.Message.TaskID)
+	}
+	if perr := e.needKey(ctx); perr != nil {
+		return nil, perr
 	}
 	msg := p.Message
 	if msg.ContextID == "" {
@@ -288,7 +291,7 @@ func partsText(ps []protocol.Part) string {
 // makes no difference: returnImmediately has no effect on Message replies
 // (A2A 1.0 §3.2), and there is no task to return at once.
 func (e *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
-	rr, perr := e.prepareReply(c, p)
+	rr, perr := e.prepareReply(ctx, c, p)
 	if perr != nil {
 		return nil, perr
 	}

@@ -41,6 +41,9 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	if perr := e.validateMessage(&p.Message); perr != nil {
 		return started{}, perr
 	}
+	if perr := e.needKey(ctx); perr != nil {
+		return started{}, perr
+	}
 	if perr := e.reserveRun(c); perr != nil {
 		return started{}, perr
 	}

@@ -3,6 +3,7 @@ package handler
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,10 @@ type Service struct {
 	unloaded <-chan struct{}
 	// runLimits are the Options bounds every run of this service keeps.
 	runLimits runLimits
+	// key is the context key once known (Options.ContextKey, or what
+	// Options.ContextKeyFunc gave).
+	key     atomic.Pointer[[]byte]
+	keyOnce sync.Mutex
 }
 
 // New checks o, fills its defaults and returns the service.
@@ -76,7 +81,7 @@ func New(o Options) (*Service, error) {
 	if o.MaxRunsPerOwner == 0 {
 		o.MaxRunsPerOwner = DefaultMaxRunsPerOwner
 	}
-	if o.ContextKey == nil {
+	if o.ContextKey == nil && o.ContextKeyFunc == nil {
 		o.ContextKey = NewContextKey()
 	}
 	if o.Heartbeat < 0 {
@@ -112,6 +117,9 @@ func New(o Options) (*Service, error) {
 		return nil, err
 	}
 	e := &Service{opts: o, log: o.Logger}
+	if o.ContextKey != nil {
+		e.key.Store(&o.ContextKey)
+	}
 	e.ext.Store(&ext)
 	e.runLimits = runLimits{
 		history:      o.MaxHistory,

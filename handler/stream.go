@@ -96,7 +96,7 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		return nil, perr
 	}
 	if e.opts.Reply == ReplyMessage {
-		rr, perr := e.prepareReply(c, p)
+		rr, perr := e.prepareReply(ctx, c, p)
 		if perr != nil {
 			return nil, perr
 		}

@@ -255,6 +255,45 @@ func TestReplicasRedisDown(t *testing.T) {
 	}
 }
 
+// A replica started while Redis is down starts (the rest of the site is
+// served), answers its A2A calls -32603 until Redis is up, then serves
+// them with nothing done: the card meanwhile, a send after.
+func TestReplicasStartWhileRedisDown(t *testing.T) {
+	a := startAgent(t)
+	port := freePort(t)
+	url := "redis://127.0.0.1:" + strconv.Itoa(port)
+	ra := startReplica(t, "A", portA, a.URL(), url, "timeout 1s")
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(portA) + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the card with Redis down: %s", resp.Status)
+	}
+	var res struct {
+		Task task `json:"task"`
+	}
+	if e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("echo one", "")}, &res); e == nil || e.Code != -32603 {
+		t.Fatalf("SendMessage with Redis down: %+v %+v", res, e)
+	}
+	startRedisOn(t, port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("echo two", "")}, &res)
+		if e == nil && res.Task.text() == "echo: two" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery once Redis is up: %+v %+v", res, e)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if tk, e := getTask(t, ra.URL(), "alice", res.Task.ID); e != nil || tk.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("GetTask after the recovery: %+v %+v", tk, e)
+	}
+}
+
 // A replica killed while running a task: its lease lapses and the other
 // replica records the task failed with the generic message, within about
 // 1.5 leases; the run is not executed again.

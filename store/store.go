@@ -144,7 +144,9 @@ type Store interface {
 	// if none): the position a stream sending t continues from.
 	Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error)
 	// List returns a page of owner's tasks ordered by status timestamp,
-	// newest first.
+	// newest first. A store need not list the anonymous owner's ("")
+	// tasks: the service never asks, since an anonymous caller can prove
+	// no task is its own.
 	List(ctx context.Context, owner string, q ListQuery) (*ListPage, error)
 	// Events returns the events of task id after the event id after ("" =
 	// from the start). If there are none and wait is true it blocks until one

@@ -180,7 +180,7 @@ func newHarnessWith(t testing.TB, agent upstream.Agent, so memory.Options, mods 
 	for _, m := range mods {
 		m(&o)
 	}
-	if o.ContextKey == nil {
+	if o.ContextKey == nil && o.ContextKeyFunc == nil {
 		o.ContextKey = handler.NewContextKey()
 	}
 	h.opts, h.key = o, o.ContextKey

@@ -42,9 +42,10 @@ func BenchmarkClient(b *testing.B) {
 	snap := encodeTask(nil, task)
 	ev := encodeEvent(nil, "t", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t", Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "chunk"}}}, Append: true}})
 	args := func(mode string, v uint64) []string {
-		return []string{mode, fmt.Sprint(v), "alice", string(snap), "2", tsHex(task.Status.Timestamp), "c", "0", "100000000", "0", "bench:", "t", string(ev)}
+		return []string{mode, fmt.Sprint(v), "alice", string(snap), "2", tsHex(task.Status.Timestamp), "c", "0", "100000000", "0", "bench:", "t", "10000", string(ev)}
 	}
-	keys := taskKeys("bench:", "t")
+	tk := taskKeys("bench:", "t")
+	keys := []string{tk[0], tk[1], tk[2], tk[3], "bench:runs"}
 	{
 		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{u.Host}, DisableCache: true})
 		if err != nil {
@@ -54,7 +55,7 @@ func BenchmarkClient(b *testing.B) {
 		c.Do(ctx, c.B().Flushall().Build())
 		sc := rueidis.NewLuaScript(luaWrite)
 		a := args("c", 0)
-		if _, err := sc.Exec(ctx, c, keys[:], a).ToArray(); err != nil {
+		if _, err := sc.Exec(ctx, c, keys, a).ToArray(); err != nil {
 			b.Fatal(err)
 		}
 		v := int64(1)
@@ -62,7 +63,7 @@ func BenchmarkClient(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				a[0], a[1] = "u", fmt.Sprint(v)
-				r, err := sc.Exec(ctx, c, keys[:], a).ToArray()
+				r, err := sc.Exec(ctx, c, keys, a).ToArray()
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -27,20 +27,29 @@ func (s *Store) SignalCancel(ctx context.Context, id string) error {
 }
 
 // CancelSignal implements store.Store. The watchers of a task in this
-// process share one channel and one subscription; ctx ending drops the
-// watcher's interest (the subscription goes at the next sweep once no
-// watcher is left). For an unknown task, a closed store or a Redis that
-// cannot be asked it returns ctx.Done(), as the memory store does for an
-// unknown task; a watcher registered while the subscriber is down is
-// checked again when it reconnects.
+// process share one channel, fired by the store's pattern subscription to
+// every cancel channel (subscriber); ctx ending drops the watcher's
+// interest. One read catches a cancel signalled before the watch, but
+// for a task this process created running while the subscription was up
+// (subscriber.expect): then every cancel is heard. For an
+// unknown task, a closed store or a Redis that cannot be asked it returns
+// ctx.Done(), as the memory store does for an unknown task; a watch
+// registered while the subscriber is down is checked again when it
+// reconnects.
 func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	if ctx.Err() != nil || s.closed.Load() {
 		return ctx.Done()
 	}
+	if w, cancelled, ok := s.sub.watchFresh(id); ok {
+		if cancelled {
+			return closedChan
+		}
+		context.AfterFunc(ctx, func() { s.sub.releaseCancel(id, w) })
+		return w.ch
+	}
 	w := s.sub.watchCancel(id)
 	c, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	subErr := s.sub.subscribe(c, s.sub.cancelChannel(id))
 	r, err := s.client.Do(c, s.client.B().Hmget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o", "x").Build()).ToArray()
 	switch {
 	case err == nil && len(r) == 2 && r[0].IsNil():
@@ -49,10 +58,9 @@ func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	case err == nil && len(r) == 2 && !r[1].IsNil():
 		s.sub.releaseCancel(id, w)
 		return closedChan
-	case err != nil && subErr != nil:
-		// Neither pub/sub nor a read: keep the watch, the reconnect
-		// re-checks it.
 	}
+	// Watched: by the subscription, or, if the read failed with Redis
+	// down, by the subscriber's re-check when it reconnects.
 	context.AfterFunc(ctx, func() { s.sub.releaseCancel(id, w) })
 	return w.ch
 }

@@ -12,9 +12,9 @@ import (
 
 // Leases of running tasks. The process that writes a task into a running
 // state (submitted, working: a send, its run) holds a lease on it in one
-// sorted set of the prefix, scored by when the lease lapses, and renews
-// the leases of all its running tasks every third of Options.Lease; the
-// write that settles the task drops it. A process that dies stops
+// sorted set of the prefix, scored by when the lease lapses, taken by
+// that write, and renews the leases of all its running tasks every third
+// of Options.Lease; the write that settles the task drops it. A process that dies stops
 // renewing: its leases lapse, and another process's Orphans claims each
 // (ZREM: one claimant) so that the service records the task failed. The
 // set is one key of its own, outside the tasks' hash tags.
@@ -29,41 +29,22 @@ type leases struct {
 
 func (s *Store) runsKey() string { return s.opts.KeyPrefix + "runs" }
 
-// noteState keeps the lease of task id in step with the state this
-// process wrote: held while running, dropped once settled. A failure is
-// not the write's: the next renewal (or the next write) makes up for it.
+// noteState keeps this process's set of running tasks in step with the
+// state it wrote: the write itself took or dropped the lease in Redis
+// (luaWrite), and the renewals go on for the tasks in the set.
 func (s *Store) noteState(id string, st protocol.TaskState) {
 	running := !st.Terminal() && !st.Interrupted()
 	s.leases.mu.Lock()
-	had := s.leases.ids[id]
-	if running {
-		if s.leases.ids == nil {
-			s.leases.ids = map[string]bool{}
-		}
-		s.leases.ids[id] = true
-	} else {
+	defer s.leases.mu.Unlock()
+	if !running {
 		delete(s.leases.ids, id)
-	}
-	s.leases.mu.Unlock()
-	if running && had {
-		return // held already; the renewals keep it
-	}
-	if !running && !had && !st.Terminal() {
-		// An interrupted task this process was not running: nobody else
-		// ran it either since its last settling write dropped the lease.
+		s.sub.forget(id)
 		return
 	}
-	c, cancel, err := s.op(context.Background())
-	if err != nil {
-		return
+	if s.leases.ids == nil {
+		s.leases.ids = map[string]bool{}
 	}
-	defer cancel()
-	if running {
-		_ = s.client.Do(c, s.client.B().Zadd().Key(s.runsKey()).ScoreMember().
-			ScoreMember(float64(s.lapse()), id).Build()).Error()
-	} else {
-		_ = s.client.Do(c, s.client.B().Zrem().Key(s.runsKey()).Member(id).Build()).Error()
-	}
+	s.leases.ids[id] = true
 }
 
 // lapse is when a lease renewed now lapses, in unix ms.

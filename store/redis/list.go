@@ -45,7 +45,17 @@ func decodeCursor(tok string) (string, error) {
 // from the owner's index (without a filter on context or state a count
 // and a slice, O(log n + page); with one a walk of the owner's tasks, as
 // the memory store), and one pipelined read fetches their snapshots.
+// The anonymous owner's tasks are not indexed (luaWrite): its list is
+// empty.
 func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*store.ListPage, error) {
+	if owner == "" {
+		if q.PageToken != "" {
+			if _, err := decodeCursor(q.PageToken); err != nil {
+				return nil, err
+			}
+		}
+		return &store.ListPage{}, nil
+	}
 	size := q.PageSize
 	if size < 1 {
 		size = defaultPageSize

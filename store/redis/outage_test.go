@@ -152,8 +152,15 @@ func TestPasswordNotInErrors(t *testing.T) {
 	errs = append(errs, err)
 	_, _, err = s.Update(ctx, "t1", 1, task("t1", protocol.StateWorking))
 	errs = append(errs, err)
-	_, err = New(Options{URL: good, Timeout: 300 * time.Millisecond})
+	// A store made while the server is down starts, and fails its
+	// operations.
+	down, err := New(Options{URL: good, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("New with the server down: %v", err)
+	}
+	_, err = down.Get(ctx, "alice", "t1")
 	errs = append(errs, err)
+	down.Close()
 	for _, err := range errs {
 		if err == nil {
 			t.Error("no error")
@@ -217,5 +224,67 @@ func TestHungServer(t *testing.T) {
 			t.Fatalf("no recovery after the freeze: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A store made while its server is down (Caddy starting during a Redis
+// outage) fails each operation within the timeout, and works once the
+// server is up, with nothing done: the writes, the reads, the waits and
+// the cancels, whose subscription connects by itself.
+func TestStartsWhileServerDown(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := &server{port: freePort(t)}
+	url := fmt.Sprintf("redis://127.0.0.1:%d/0", srv.port)
+	s, err := New(Options{URL: url, KeyPrefix: newPrefix(), Timeout: timeout})
+	if err != nil {
+		t.Fatalf("New with no server: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err == nil || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("Create with no server: %v", err)
+	}
+	if took := time.Since(start); took > 3*timeout+200*time.Millisecond {
+		t.Fatalf("Create with no server took %v", took)
+	}
+	srv.start(t)
+	t.Cleanup(srv.stop)
+	deadline := time.Now().Add(10 * time.Second)
+	var v uint64
+	for {
+		if v, err = s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery once the server is up: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sig := s.CancelSignal(ctx, "t1")
+	got := make(chan []store.StoredEvent, 1)
+	go func() {
+		evs, _ := s.Events(ctx, "t1", "", true) // the log is empty
+		got <- evs
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case evs := <-got:
+		if len(evs) != 1 {
+			t.Fatalf("the wait got %d events, want 1", len(evs))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a wait was not woken by an append")
+	}
+	if err := s.SignalCancel(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel did not arrive")
 	}
 }

@@ -89,8 +89,10 @@ var (
 	_ store.Notifier = (*Store)(nil)
 )
 
-// New connects to the server at opts.URL. It fails when the server
-// cannot be reached within the timeout.
+// New makes a store of the server at opts.URL. A server that cannot be
+// reached yet is no error: the store's operations fail (within the
+// timeout) until it can be, and the store connects by itself then, as
+// after any outage. It fails only for options that are wrong.
 func New(opts Options) (*Store, error) {
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = DefaultKeyPrefix
@@ -131,9 +133,17 @@ func New(opts Options) (*Store, error) {
 	co.PipelineMultiplex = min(bits.Len(uint(opts.PoolSize))-1, rueidis.MaxPipelineMultiplex)
 	// A Lua script names keys it derives from what it reads (the owner
 	// index of an Update), which a Cluster client would refuse to route.
+	// A single client is also made when its first dial fails (rueidis
+	// returns it with the dial's error): it dials again on the next
+	// command, so a server down at start is one more outage.
 	co.ForceSingleClient = true
+	// A server that answers with an error (a wrong password, a database
+	// it does not have) is a wrong option, said at once.
 	client, err := rueidis.NewClient(co)
-	if err != nil {
+	if _, refused := rueidis.IsRedisErr(err); client == nil || refused {
+		if client != nil {
+			client.Close()
+		}
 		return nil, fmt.Errorf("redisstore: connect to %s: %w", redacted, scrub(err, opts.URL))
 	}
 	s := &Store{

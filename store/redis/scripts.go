@@ -46,11 +46,18 @@ end
 
 // luaWrite is Create (mode "c") and Update (mode "u").
 //
-// KEYS: 1 task hash, 2 event stream, 3 push configs, 4 claims.
+// KEYS: 1 task hash, 2 event stream, 3 push configs, 4 claims, 5 the
+// prefix's leases (lease.go).
 // ARGV: 1 mode, 2 expected version (u), 3 owner (c), 4 snapshot,
 // 5 state, 6 timestamp (16 hex), 7 context id, 8 TTL in ms (0: none),
 // 9 max events, 10 max tasks per owner (0: none), 11 key prefix,
-// 12 task id, 13... the encoded events.
+// 12 task id, 13 when a lease taken now lapses (unix ms, the writer's
+// clock, as its renewals and every process's Orphans use), 14... the
+// encoded events.
+//
+// The write that makes a task running (a send, a continuation) takes the
+// writer's lease on it, the one that settles it drops the lease: here,
+// not in a command of their own, which was two more round trips a send.
 //
 // The owner index keys are derived from the stored owner inside the
 // script, so an Update needs no read first; in Redis Cluster they would
@@ -58,9 +65,17 @@ end
 const luaWrite = luaCommon + `
 local mode, st, ttl = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[8])
 local maxev, maxown, prefix, id = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
-local nev = #ARGV - 12
-local now = nowms()
+local nev = #ARGV - 13
+-- The server's clock, read only by a write that needs it (an owner's
+-- index): each redis.call costs a script about as much as the command.
+local now
+local function clock()
+  if not now then now = nowms() end
+  return now
+end
 local owner, n, ver
+local wasRunning = false
+local hasPush, hasClaims = false, false
 -- prevMember is the task's index member before this write, prevTTL
 -- whether its keys had an expiry: a write that changes neither (a
 -- running task's chunk, nearly every write) leaves the index and the
@@ -71,10 +86,13 @@ if mode == 'c' then
   if nev > maxev and not terminal(st) then return {'toomany'} end
   owner, n, ver = ARGV[3], 0, 1
   -- A leftover of an expired task with this id (a stream created after
-  -- its hash expired) must not lend its events to the new one.
-  redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+  -- its hash expired) must not lend its events to the new one. (EXISTS
+  -- first: a DEL of keys that are not there cost four times as much.)
+  if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
+    redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+  end
   local ix, dl = ixkey(prefix, owner), dlkey(prefix, owner)
-  prune(ix, dl, now)
+  if owner ~= '' then prune(ix, dl, clock()) end
   if maxown > 0 and owner ~= '' and redis.call('ZCARD', ix) >= maxown then
     local count = redis.call('ZCARD', ix)
     local all = redis.call('ZRANGE', ix, 0, -1)
@@ -93,18 +111,22 @@ if mode == 'c' then
     if count >= maxown then return {'quota'} end
   end
 else
-  local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix')
+  local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix', 'ps', 'cl')
   if not cur[1] then return {'notfound'} end
   if cur[2] ~= ARGV[2] then return {'conflict'} end
   owner, n, ver = cur[1], tonumber(cur[4]), tonumber(cur[2]) + 1
   local pst = tonumber(cur[3])
   if n + nev > maxev and not (terminal(st) and not terminal(pst)) then return {'toomany'} end
   prevMember, prevTTL = cur[5], terminal(pst) or interrupted(pst)
-  prune(ixkey(prefix, owner), dlkey(prefix, owner), now)
+  wasRunning = not prevTTL
+  if owner ~= '' then prune(ixkey(prefix, owner), dlkey(prefix, owner), clock()) end
+  -- The push configs and the claims exist once a config was put (ps) or
+  -- a delivery claimed (cl): their expiry follows the task's then.
+  hasPush, hasClaims = cur[6] ~= false, cur[7] ~= false
 end
 local member = ARGV[6] .. id .. '\0' .. st .. '\0' .. ARGV[7]
 local last = ''
-for i = 13, #ARGV do
+for i = 14, #ARGV do
   last = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
 if last ~= '' then
@@ -112,7 +134,10 @@ if last ~= '' then
 else
   redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev)
 end
-if member ~= prevMember or ttl > 0 then
+-- The anonymous owner's tasks are not indexed: List never lists them
+-- (an anonymous caller can prove no task is its own), and the index of
+-- every anonymous task was a third of a send's work in Redis.
+if owner ~= '' and (member ~= prevMember or ttl > 0) then
   if prevMember then
     redis.call('ZREM', ixkey(prefix, owner), prevMember)
     redis.call('ZREM', dlkey(prefix, owner), prevMember)
@@ -120,10 +145,22 @@ if member ~= prevMember or ttl > 0 then
   redis.call('ZADD', ixkey(prefix, owner), 0, member)
 end
 if ttl > 0 then
-  redis.call('ZADD', dlkey(prefix, owner), now + ttl, member)
-  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+  if owner ~= '' then redis.call('ZADD', dlkey(prefix, owner), clock() + ttl, member) end
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  if hasPush then redis.call('PEXPIRE', KEYS[3], ttl) end
+  if hasClaims then redis.call('PEXPIRE', KEYS[4], ttl) end
 elseif prevTTL then
-  for i = 1, 4 do redis.call('PERSIST', KEYS[i]) end
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
+  if hasPush then redis.call('PERSIST', KEYS[3]) end
+  if hasClaims then redis.call('PERSIST', KEYS[4]) end
+end
+local running = not terminal(st) and not interrupted(st)
+if running and not wasRunning then
+  redis.call('ZADD', KEYS[5], ARGV[13], id)
+elseif wasRunning and not running then
+  redis.call('ZREM', KEYS[5], id)
 end
 if last ~= '' then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
 return {'ok', ver, last}
@@ -218,6 +255,7 @@ return 'ok'
 const luaClaim = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local r = redis.call('SADD', KEYS[2], ARGV[1])
+if r == 1 then redis.call('HSET', KEYS[1], 'cl', 1) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return r

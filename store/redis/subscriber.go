@@ -26,7 +26,11 @@ var errNoSubscriber = errors.New("redisstore: pub/sub connection down")
 // each write that appends, its cancel channel (prefix "c:" id) by
 // SignalCancel. A task's waiters share one Go channel, closed by the next
 // message, so 10,000 idle streams cost one connection and one
-// subscription per task.
+// subscription per task. Cancels come through one pattern subscription
+// (prefix "c:*"), made with the connection: every run watches its task's
+// cancel, and a SUBSCRIBE and an UNSUBSCRIBE per run were two commands of
+// a send's few (bench/run.sh, the redis step); a cancel is rare, so every
+// replica hearing every one costs little.
 type subscriber struct {
 	s *Store
 
@@ -45,10 +49,22 @@ type subscriber struct {
 	tails map[string]chan struct{}
 	// cancels are the cancel watches by task id.
 	cancels map[string]*cancelWatch
-	// released are the tasks whose last cancel watcher let go since the
-	// last dropReleased.
-	released []string
-	closed   bool
+	// epoch counts the connections made (0: none yet).
+	epoch uint64
+	// fresh are the running tasks this process is creating, not watched
+	// yet (expect): a cancel heard for one is kept for its watch.
+	fresh  map[string]*freshTask
+	closed bool
+}
+
+// freshTask is a task being created while the subscription of epoch was
+// up: every cancel signalled after the task's creation is heard on it,
+// so its run's watch needs no read of the task (the one read a send made
+// besides its two writes: bench/run.sh, the redis step).
+type freshTask struct {
+	epoch     uint64
+	cancelled bool
+	at        time.Time
 }
 
 type subscription struct {
@@ -65,11 +81,27 @@ func (b *subscriber) init(s *Store) {
 	b.subs = map[string]*subscription{}
 	b.tails = map[string]chan struct{}{}
 	b.cancels = map[string]*cancelWatch{}
+	b.fresh = map[string]*freshTask{}
 	b.up = make(chan struct{})
 }
 
 func (b *subscriber) eventChannel(id string) string  { return b.s.opts.KeyPrefix + "e:" + id }
 func (b *subscriber) cancelChannel(id string) string { return b.s.opts.KeyPrefix + "c:" + id }
+
+// cancelPattern matches every cancel channel of the prefix. Glob
+// characters in the prefix are escaped, so that only its own channels
+// match.
+func (b *subscriber) cancelPattern() string {
+	var p strings.Builder
+	for _, r := range b.s.opts.KeyPrefix + "c:" {
+		if strings.ContainsRune(`*?[]\`, r) {
+			p.WriteByte('\\')
+		}
+		p.WriteRune(r)
+	}
+	p.WriteByte('*')
+	return p.String()
+}
 
 // run keeps the pub/sub connection up: it connects, subscribes what is
 // wanted, and after every (re)connect wakes every waiter and re-checks
@@ -122,11 +154,8 @@ func (b *subscriber) resubscribe(dc rueidis.DedicatedClient) error {
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
 	defer cancel()
-	var err error
-	if len(chans) == 0 {
-		// Nothing to subscribe: a PING proves the connection.
-		err = dc.Do(ctx, dc.B().Ping().Build()).Error()
-	} else {
+	err := dc.Do(ctx, dc.B().Psubscribe().Pattern(b.cancelPattern()).Build()).Error()
+	if err == nil && len(chans) > 0 {
 		err = dc.Do(ctx, dc.B().Subscribe().Channel(chans...).Build()).Error()
 	}
 	if err == nil {
@@ -134,6 +163,7 @@ func (b *subscriber) resubscribe(dc rueidis.DedicatedClient) error {
 		// connection left its channel in subs, which this one covered.
 		b.mu.Lock()
 		b.conn = dc
+		b.epoch++
 		close(b.up)
 		b.mu.Unlock()
 	}
@@ -168,9 +198,9 @@ func (b *subscriber) onMessage(m rueidis.PubSubMessage) {
 		return
 	}
 	switch {
-	case strings.HasPrefix(rest, "e:"):
+	case m.Pattern == "" && strings.HasPrefix(rest, "e:"):
 		b.wake(rest[2:])
-	case strings.HasPrefix(rest, "c:"):
+	case m.Pattern != "" && strings.HasPrefix(rest, "c:"):
 		b.fire(rest[2:])
 	}
 }
@@ -291,57 +321,75 @@ func (b *subscriber) watchCancel(id string) *cancelWatch {
 func (b *subscriber) releaseCancel(id string, w *cancelWatch) {
 	b.mu.Lock()
 	w.refs--
-	last := w.refs <= 0 && b.cancels[id] == w
-	if last {
+	if w.refs <= 0 && b.cancels[id] == w {
 		delete(b.cancels, id)
 	}
-	if last {
-		b.released = append(b.released, id)
-	}
 	b.mu.Unlock()
 }
 
-// releaseEvery is how often the cancel channels nobody watches any more
-// are unsubscribed (dropReleased).
-const releaseEvery = time.Second
-
-// dropReleased unsubscribes, in one command, the cancel channels whose
-// last watcher let go since the call before (every second). Left to the
-// sweep, every run's subscription would outlive it by up to two sweeps:
-// at a thousand sends a second that was a hundred thousand channels
-// (bench/run.sh, the redis step); one UNSUBSCRIBE per run instead, in
-// order with the SUBSCRIBEs, halved the sends per second there. A
-// watcher that came meanwhile keeps its channel, and one that comes
-// after subscribes again, in order (b.order).
-func (b *subscriber) dropReleased() {
-	b.order.Lock()
-	defer b.order.Unlock()
-	b.mu.Lock()
-	var chs []string
-	for _, id := range b.released {
-		ch := b.cancelChannel(id)
-		if _, subscribed := b.subs[ch]; subscribed && b.cancels[id] == nil {
-			delete(b.subs, ch)
-			chs = append(chs, ch)
-		}
-	}
-	b.released = b.released[:0]
-	conn := b.conn
-	b.mu.Unlock()
-	if conn != nil && len(chs) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
-		defer cancel()
-		_ = conn.Do(ctx, conn.B().Unsubscribe().Channel(chs...).Build()).Error()
-	}
-}
-
-// fire closes the cancel watch of task id.
+// fire closes the cancel watch of task id, or marks the fresh task.
 func (b *subscriber) fire(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w := b.cancels[id]; w != nil {
 		close(w.ch)
 		delete(b.cancels, id)
+	} else if f := b.fresh[id]; f != nil {
+		f.cancelled = true
+	}
+}
+
+// expect notes that task id is being created running, before the write
+// is sent: a cancel can only follow the write, so from here on the
+// subscription hears it, if it is up (and stays up: the epoch).
+func (b *subscriber) expect(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn != nil && !b.closed {
+		b.fresh[id] = &freshTask{epoch: b.epoch, at: time.Now()}
+	}
+}
+
+// forget drops task id from the fresh tasks (its creation failed, or it
+// settled unwatched).
+func (b *subscriber) forget(id string) {
+	b.mu.Lock()
+	delete(b.fresh, id)
+	b.mu.Unlock()
+}
+
+// watchFresh registers a watch on a fresh task without reading it: ok is
+// false when id is not fresh or the subscription has been down since it
+// was created. cancelled: a cancel was heard already.
+func (b *subscriber) watchFresh(id string) (w *cancelWatch, cancelled, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.fresh[id]
+	delete(b.fresh, id)
+	if f == nil || f.epoch != b.epoch || b.conn == nil {
+		return nil, false, false
+	}
+	if f.cancelled {
+		return nil, true, true
+	}
+	w = b.cancels[id]
+	if w == nil {
+		w = &cancelWatch{ch: make(chan struct{})}
+		b.cancels[id] = w
+	}
+	w.refs++
+	return w, false, true
+}
+
+// dropStaleFresh forgets the fresh tasks no watch came for within a
+// sweep (a run that never started).
+func (b *subscriber) dropStaleFresh(now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, f := range b.fresh {
+		if now.Sub(f.at) >= sweepEvery {
+			delete(b.fresh, id)
+		}
 	}
 }
 
@@ -351,17 +399,14 @@ func (b *subscriber) sweep() {
 	defer b.s.done.Done()
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
-	released := time.NewTicker(releaseEvery)
-	defer released.Stop()
 	for {
 		select {
 		case <-b.s.closedCh:
 			return
-		case <-released.C:
-			b.dropReleased()
 		case now := <-t.C:
 			b.wakeAll()
 			b.dropGoneWatches()
+			b.dropStaleFresh(now)
 			b.unsubscribeIdle(now)
 		}
 	}
@@ -392,17 +437,13 @@ func (b *subscriber) dropGoneWatches() {
 }
 
 // unsubscribeIdle drops the subscriptions not asked for since a sweep
-// ago, but those of cancel watches still held.
+// ago.
 func (b *subscriber) unsubscribeIdle(now time.Time) {
 	b.order.Lock()
 	defer b.order.Unlock()
 	b.mu.Lock()
 	var idle []string
 	for ch, sub := range b.subs {
-		rest := strings.TrimPrefix(ch, b.s.opts.KeyPrefix)
-		if strings.HasPrefix(rest, "c:") && b.cancels[rest[2:]] != nil {
-			continue
-		}
 		if now.Sub(sub.used) >= sweepEvery {
 			idle = append(idle, ch)
 			delete(b.subs, ch)

@@ -37,7 +37,7 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	if maxOwn < 0 {
 		maxOwn = 0
 	}
-	args := make([]string, 12, 12+len(events))
+	args := make([]string, 13, 13+len(events))
 	args[0] = mode
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
@@ -50,6 +50,7 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[9] = strconv.Itoa(maxOwn)
 	args[10] = s.opts.KeyPrefix
 	args[11] = t.ID
+	args[12] = strconv.FormatInt(s.lapse(), 10)
 	var buf []byte
 	for i := range events {
 		buf = encodeEvent(buf[:0], t.ID, &events[i])
@@ -65,8 +66,9 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 		return 0, "", err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
-	r, err := s.write.Exec(c, s.client, keys[:], args).ToArray()
+	tk := taskKeys(s.opts.KeyPrefix, id)
+	keys := []string{tk[0], tk[1], tk[2], tk[3], s.runsKey()}
+	r, err := s.write.Exec(c, s.client, keys, args).ToArray()
 	if err != nil {
 		return 0, "", s.fail(ctx, err)
 	}
@@ -105,9 +107,16 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if err := checkID(t.ID); err != nil {
 		return 0, err
 	}
+	st := t.Status.State
+	running := !st.Terminal() && !st.Interrupted()
+	if running {
+		s.sub.expect(t.ID)
+	}
 	v, _, err := s.runWrite(ctx, t.ID, s.writeArgs("c", 0, owner, t, events))
 	if err == nil {
-		s.noteState(t.ID, t.Status.State)
+		s.noteState(t.ID, st)
+	} else if running {
+		s.sub.forget(t.ID)
 	}
 	return v, err
 }
