@@ -58,6 +58,11 @@ type RedisStore struct {
 	// PoolSize is how many connections commands are pipelined over, plus
 	// one for subscriptions. Default: 4.
 	PoolSize int `json:"pool_size,omitempty"`
+	// Cluster: the URL names a node of a Redis Cluster (any one; the
+	// others are learned from it). All keys of a prefix are in one slot,
+	// so one prefix lives on one shard; several prefixes spread. Caddy
+	// then needs the Cluster to answer when it loads the config.
+	Cluster bool `json:"cluster,omitempty"`
 	// Share names the sharing scope for mounts of one config (see the
 	// memory store's); without it the scope is the key prefix.
 	Share string `json:"share,omitempty"`
@@ -103,6 +108,7 @@ func (m *RedisStore) Provision(ctx caddy.Context) error {
 			Timeout:          time.Duration(m.Timeout),
 			Lease:            time.Duration(m.Lease),
 			PoolSize:         m.PoolSize,
+			Cluster:          m.Cluster,
 		})
 		if err != nil {
 			return nil, err
@@ -148,7 +154,7 @@ func (m *RedisStore) fill() {
 // a password: the key is never printed) and the limits the store enforces.
 func (m *RedisStore) keyIn(env StoreEnv) string {
 	return env.Key("redis|"+m.url+"|"+m.KeyPrefix+"|"+time.Duration(m.TTL).String()+"|"+time.Duration(m.IdleTTL).String()+
-		"|"+time.Duration(m.Timeout).String()+"|"+time.Duration(m.Lease).String()+"|"+strconv.Itoa(m.PoolSize), m.ShareName())
+		"|"+time.Duration(m.Timeout).String()+"|"+time.Duration(m.Lease).String()+"|"+strconv.Itoa(m.PoolSize)+"|"+strconv.FormatBool(m.Cluster), m.ShareName())
 }
 
 // Validate checks the settings.
@@ -183,6 +189,9 @@ func (m *RedisStore) check() error {
 		return errors.New("pool_size: want 1 to 256")
 	case m.Lease != 0 && m.Lease < caddy.Duration(time.Second):
 		return errors.New("lease: want at least 1s")
+	case strings.ContainsAny(m.KeyPrefix, "{}"):
+		// The prefix is the hash tag of every key (one Cluster slot).
+		return fmt.Errorf("key_prefix: must not hold { or } (got %q)", m.KeyPrefix)
 	}
 	return nil
 }
@@ -229,7 +238,7 @@ func (m *RedisStore) ShareName() string {
 }
 
 // redisStoreKeys are the subdirectives of `store redis`.
-var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "lease", "pool_size", "share"}
+var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "lease", "pool_size", "cluster", "share"}
 
 // UnmarshalCaddyfile parses
 //
@@ -240,6 +249,7 @@ var redisStoreKeys = []string{"key_prefix", "ttl", "idle_ttl", "timeout", "lease
 //		timeout    <duration>
 //		lease      <duration>
 //		pool_size  <n>
+//		cluster
 //		share      <name>
 //	}
 func (m *RedisStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -267,6 +277,11 @@ func (m *RedisStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			m.Lease, err = durationArg(d)
 		case "pool_size":
 			m.PoolSize, err = countArg(d)
+		case "cluster":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.Cluster = true
 		case "share":
 			m.Share, err = oneArg(d)
 		default:

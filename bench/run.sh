@@ -47,10 +47,10 @@ else
 	# here, 100× the store bound. The SDK peers are 3-6× slower here, so
 	# they get fewer sends.
 	sends_a2a=1000000 sends_sdk=20000
-	# store redis with ttl 5s: about two minutes of sends at the ~1,500/s
-	# it does here, many times the ttl and four of the module's 30 s
-	# sweeps of idle subscriptions.
-	sends_redis=200000
+	# store redis with ttl 5s: 1M sends (the bound), two to three
+	# minutes at the ~7,000/s it does here, many times the ttl and several
+	# of the module's 30 s sweeps.
+	sends_redis=1000000
 fi
 
 # Ports.

@@ -5,25 +5,32 @@
 //
 // # Keys
 //
-// Every key of task <id> is under the hash tag {<prefix><id>}, so they
-// share one Cluster slot and one script writes them together:
+// Every key of a prefix is under the hash tag {<prefix>}, so that all of
+// them share one Redis Cluster slot and one script writes a task, its
+// owner's index and its lease together, on a Cluster (Options.Cluster) as
+// on one server; one prefix lives on one shard. Task <id>:
 //
-//	{<prefix><id>}:h  hash: o owner, v version, s snapshot (codec.go),
-//	                  st state, ix the task's owner index member, n events
-//	                  in the log, l the newest event id, x cancelled,
-//	                  ps the push configs' order counter
-//	{<prefix><id>}:e  stream: the event log, one entry per event (field e,
-//	                  the encoded event); entry ids are the event ids
-//	{<prefix><id>}:p  hash: push configs, d:<cfg> data, o:<cfg> order
-//	{<prefix><id>}:c  set: delivery claims
+//	{<prefix>}t:<id>:h  hash: o owner, v version, s snapshot (codec.go),
+//	                    st state, ix the task's owner index member, n
+//	                    events in the log, l the newest event id, x
+//	                    cancelled, ps the push configs' order counter (set
+//	                    once one was put), cl set once a delivery was claimed
+//	{<prefix>}t:<id>:e  stream: the event log, one entry per event (field
+//	                    e, the encoded event); entry ids are the event ids
+//	{<prefix>}t:<id>:p  hash: push configs, d:<cfg> data, o:<cfg> order
+//	{<prefix>}t:<id>:c  set: delivery claims
 //
-// Each owner has an index under {<prefix>o:<owner>}:
+// Each owner but the anonymous one has an index (List never lists the
+// anonymous owner's tasks, so they are not indexed):
 //
-//	{<prefix>o:<owner>}:ix  sorted set, every score 0, so ordered by member
+//	{<prefix>}o:<owner>:ix  sorted set, every score 0, so ordered by member
 //	                        bytes: 16 hex digits of the status timestamp,
 //	                        the task id, NUL, state, NUL, context id
-//	{<prefix>o:<owner>}:dl  sorted set of the same members scored by the
+//	{<prefix>}o:<owner>:dl  sorted set of the same members scored by the
 //	                        time (ms) their task expires
+//
+// and the prefix has {<prefix>}runs (the leases, lease.go) and
+// {<prefix>}secret:<name> (Secret).
 //
 // List walks the index from the top (newest status timestamp first, ties
 // by id descending), filtering on the state and context in the members,
@@ -50,11 +57,13 @@
 //
 // # Waiting
 //
-// A write that appends publishes to <prefix>e:<id>; SignalCancel marks the
+// A write that appends publishes to <prefix>e:<id> (but the one that
+// creates a task: nobody can be waiting on it); SignalCancel marks the
 // hash and publishes to <prefix>c:<id>. Each Store holds one pub/sub
-// connection, subscribes a task's channel when someone in the process
-// first waits on it, and fans each message out in-process by closing the
-// task's one Go channel, which every waiter shares (Events with wait,
+// connection, subscribes a task's event channel when someone in the
+// process first waits on it, hears every cancel of the prefix through one
+// pattern subscription, and fans each message out in-process by closing
+// the task's one Go channel, which every waiter shares (Events with wait,
 // EventsReady, CancelSignal). A wait subscribes before its second read, so
 // no append between the read and the wait is missed. Every 30 s every
 // waiter is woken once (so a stream whose task expired finds out), the
@@ -72,11 +81,6 @@
 //
 // # Limits
 //
-// The owner index keys are named inside the write script from the owner
-// it reads and another task's keys when the quota drops one, so the
-// scripts assume one Redis server (the client is forced to single-node
-// mode): on Redis Cluster the owner index would need a write of its own
-// after the task's, and eviction a script per victim.
 // The log is not compacted when a task resumes (the memory store merges
 // the chunks of earlier turns, store.Compact): stream entries cannot be
 // rewritten in place, so MaxEventsPerTask bounds the log instead. There

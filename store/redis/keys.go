@@ -6,18 +6,25 @@ import (
 	"time"
 )
 
+// Every key of a prefix is under the hash tag {prefix}: one Redis Cluster
+// slot holds all of them, so that the write script, which moves a task in
+// its owner's index and takes its lease as it writes the task, is one
+// atomic step on a Cluster as on one server. The price is that one
+// prefix lives on one shard: mounts that need more spread over several
+// prefixes.
+func tag(prefix string) string { return "{" + prefix + "}" }
+
 // taskKeys are the keys of task id: its hash, event stream, push configs
-// and delivery claims, all under the hash tag {prefix+id} so that they
-// share one Cluster slot and one script can write them together.
+// and delivery claims.
 func taskKeys(prefix, id string) [4]string {
-	tag := "{" + prefix + id + "}"
-	return [4]string{tag + ":h", tag + ":e", tag + ":p", tag + ":c"}
+	t := tag(prefix) + "t:" + id
+	return [4]string{t + ":h", t + ":e", t + ":p", t + ":c"}
 }
 
 // ownerKeys are owner's index and deadline set (see luaCommon).
 func ownerKeys(prefix, owner string) [2]string {
-	tag := "{" + prefix + "o:" + owner + "}"
-	return [2]string{tag + ":ix", tag + ":dl"}
+	o := tag(prefix) + "o:" + owner
+	return [2]string{o + ":ix", o + ":dl"}
 }
 
 // tsHex is a status timestamp as the index orders it: unix nanoseconds

@@ -27,7 +27,7 @@ type leases struct {
 	ids map[string]bool
 }
 
-func (s *Store) runsKey() string { return s.opts.KeyPrefix + "runs" }
+func (s *Store) runsKey() string { return tag(s.opts.KeyPrefix) + "runs" }
 
 // noteState keeps this process's set of running tasks in step with the
 // state it wrote: the write itself took or dropped the lease in Redis

@@ -61,6 +61,11 @@ type Options struct {
 	// of it, and once one lapses (the process died) another process's
 	// Orphans finds the task.
 	Lease time.Duration
+	// Cluster: the URL names a node of a Redis Cluster (any one; the
+	// client learns the others from it). Every key of the prefix is in one
+	// slot (keys.go), so one prefix lives on one shard. A Cluster must
+	// answer when the store is made: the client needs its layout.
+	Cluster bool
 	// PoolSize is how many connections commands are pipelined over
 	// (default 4; rounded down to a power of two, at most 256). The store
 	// holds one more, for its pub/sub subscriptions.
@@ -118,6 +123,10 @@ func New(opts Options) (*Store, error) {
 	if opts.PoolSize <= 0 {
 		opts.PoolSize = DefaultPoolSize
 	}
+	if strings.ContainsAny(opts.KeyPrefix, "{}") {
+		// The prefix is the keys' hash tag (keys.go).
+		return nil, errors.New("redisstore: the key prefix must not hold { or }")
+	}
 	redacted, err := redactURL(opts.URL)
 	if err != nil {
 		return nil, err
@@ -131,12 +140,12 @@ func New(opts Options) (*Store, error) {
 	co.Dialer.Timeout = opts.Timeout
 	co.ConnWriteTimeout = opts.Timeout
 	co.PipelineMultiplex = min(bits.Len(uint(opts.PoolSize))-1, rueidis.MaxPipelineMultiplex)
-	// A Lua script names keys it derives from what it reads (the owner
-	// index of an Update), which a Cluster client would refuse to route.
-	// A single client is also made when its first dial fails (rueidis
-	// returns it with the dial's error): it dials again on the next
-	// command, so a server down at start is one more outage.
-	co.ForceSingleClient = true
+	// On one server, a single client is made even when its first dial
+	// fails (rueidis returns it with the dial's error): it dials again on
+	// the next command, so a server down at start is one more outage. A
+	// Cluster client routes each command (and each script, by its first
+	// key: every key of the prefix is in one slot) to its shard.
+	co.ForceSingleClient = !opts.Cluster
 	// A server that answers with an error (a wrong password, a database
 	// it does not have) is a wrong option, said at once.
 	client, err := rueidis.NewClient(co)

@@ -17,8 +17,8 @@ package redisstore
 // same members by the time (ms) their task expires, so expired tasks
 // leave the index by range instead of by a walk.
 const luaCommon = `
-local function ixkey(prefix, owner) return '{' .. prefix .. 'o:' .. owner .. '}:ix' end
-local function dlkey(prefix, owner) return '{' .. prefix .. 'o:' .. owner .. '}:dl' end
+local function ixkey(prefix, owner) return '{' .. prefix .. '}o:' .. owner .. ':ix' end
+local function dlkey(prefix, owner) return '{' .. prefix .. '}o:' .. owner .. ':dl' end
 local function terminal(s) return s == 3 or s == 4 or s == 5 or s == 7 end
 local function interrupted(s) return s == 6 or s == 8 end
 local function nowms()
@@ -38,7 +38,7 @@ local function prune(ix, dl, now)
   end
 end
 local function drop(prefix, id)
-  local tag = '{' .. prefix .. id .. '}'
+  local tag = '{' .. prefix .. '}t:' .. id
   redis.call('DEL', tag .. ':h', tag .. ':e', tag .. ':p', tag .. ':c')
   redis.call('PUBLISH', prefix .. 'e:' .. id, '')
 end
@@ -81,16 +81,22 @@ local hasPush, hasClaims = false, false
 -- running task's chunk, nearly every write) leaves the index and the
 -- expiries alone.
 local prevMember, prevTTL = nil, false
+-- quiet: nobody can be waiting on the task's channel (a new task's, no
+-- leftover), so the write publishes nothing.
+local quiet = false
 if mode == 'c' then
-  if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
+  -- One EXISTS for the task and what an expired one with this id may
+  -- have left (a stream created after its hash expired), which must not
+  -- lend its events to the new one: a DEL of keys that are not there
+  -- cost four times as much.
+  if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) > 0 then
+    if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
+    redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+  else
+    quiet = true
+  end
   if nev > maxev and not terminal(st) then return {'toomany'} end
   owner, n, ver = ARGV[3], 0, 1
-  -- A leftover of an expired task with this id (a stream created after
-  -- its hash expired) must not lend its events to the new one. (EXISTS
-  -- first: a DEL of keys that are not there cost four times as much.)
-  if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
-    redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
-  end
   local ix, dl = ixkey(prefix, owner), dlkey(prefix, owner)
   if owner ~= '' then prune(ix, dl, clock()) end
   if maxown > 0 and owner ~= '' and redis.call('ZCARD', ix) >= maxown then
@@ -162,7 +168,7 @@ if running and not wasRunning then
 elseif wasRunning and not running then
   redis.call('ZREM', KEYS[5], id)
 end
-if last ~= '' then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
+if last ~= '' and not quiet then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
 return {'ok', ver, last}
 `
 

@@ -101,3 +101,40 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// startCluster starts a Redis Cluster of three masters (no replicas, no
+// persistence) on free ports and returns the URL of its first node; the
+// nodes stop when the test ends.
+func startCluster(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 3 {
+		srv := &server{port: freePort(t), args: []string{"--cluster-enabled", "yes",
+			"--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir}}
+		srv.start(t)
+		t.Cleanup(srv.stop)
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", srv.port))
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatalf("redis-cli not found: install the Debian package redis-tools (redis-server depends on it): %v", err)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _ := exec.Command(cli, "-h", "127.0.0.1", "-p", strings.Split(addrs[0], ":")[1], "cluster", "info").Output()
+		if strings.Contains(string(out), "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster did not come up:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "redis://" + addrs[0]
+}
