@@ -255,20 +255,32 @@ var errUnloaded = errors.New("handler: config unloaded")
 // comment every Heartbeat while none come, until the client goes (ctx)
 // or the config is unloaded. With a store.Notifier the wait is a select on
 // the task's channel, the stream's one timer, ctx and the unload: an idle
-// stream holds no context, timer or goroutine of its own per wait.
+// stream holds no context, timer or goroutine of its own per wait. A
+// store.Tailer hands the stream the events it heard, with no read.
 func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id, after string) ([]store.StoredEvent, error) {
 	n, ok := e.opts.Store.(store.Notifier)
 	if !ok {
 		return e.waitEventsBlocking(ctx, s, id, after)
 	}
 	hb := st.heartbeatTimer(e.opts.Heartbeat)
+	tl, tails := e.opts.Store.(store.Tailer)
 	for {
-		ready, err := n.EventsReady(id, after)
-		if err != nil {
+		var ready <-chan struct{}
+		var err error
+		if tails {
+			var evs []store.StoredEvent
+			evs, ready, err = tl.Next(id, after)
+			if err != nil || len(evs) > 0 {
+				return evs, err
+			}
+		} else if ready, err = n.EventsReady(id, after); err != nil {
 			return nil, err
 		}
 		select {
 		case <-ready:
+			if tails {
+				continue
+			}
 			evs, err := e.opts.Store.Events(ctx, id, after, false)
 			if err != nil || len(evs) > 0 {
 				return evs, err

@@ -235,6 +235,17 @@ type Notifier interface {
 	EventsReady(id, after string) (<-chan struct{}, error)
 }
 
+// Tailer is an optional Notifier capability of a store that hears the
+// events of the tasks it tails as they are written (the Redis store's
+// subscriber): a waiting stream is handed them without reading the log.
+type Tailer interface {
+	// Next returns events of task id after the id after, in log order
+	// (the next ones, maybe not all there are), or, when there are none
+	// yet, a channel closed once there may be (as EventsReady's). It
+	// fails as Events would.
+	Next(id, after string) ([]StoredEvent, <-chan struct{}, error)
+}
+
 // The bounds every store applies unless told otherwise: written once
 // here, taken by each store.
 const (

@@ -76,6 +76,8 @@ end
 local owner, n, ver
 local wasRunning = false
 local hasPush, hasClaims = false, false
+-- prevLast is the log's newest event id before this write ('' for none).
+local prevLast = ''
 -- prevMember is the task's index member before this write, prevTTL
 -- whether its keys had an expiry: a write that changes neither (a
 -- running task's chunk, nearly every write) leaves the index and the
@@ -117,7 +119,7 @@ if mode == 'c' then
     if count >= maxown then return {'quota'} end
   end
 else
-  local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix', 'ps', 'cl')
+  local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix', 'ps', 'cl', 'l')
   if not cur[1] then return {'notfound'} end
   if cur[2] ~= ARGV[2] then return {'conflict'} end
   owner, n, ver = cur[1], tonumber(cur[4]), tonumber(cur[2]) + 1
@@ -129,11 +131,14 @@ else
   -- The push configs and the claims exist once a config was put (ps) or
   -- a delivery claimed (cl): their expiry follows the task's then.
   hasPush, hasClaims = cur[6] ~= false, cur[7] ~= false
+  if cur[8] then prevLast = cur[8] end
 end
 local member = ARGV[6] .. id .. '\0' .. st .. '\0' .. ARGV[7]
-local last = ''
+local last, ids, size = '', {}, 0
 for i = 14, #ARGV do
   last = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
+  ids[#ids + 1] = last
+  size = size + #ARGV[i]
 end
 if last ~= '' then
   redis.call('HSET', KEYS[1], 'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev, 'l', last)
@@ -168,7 +173,22 @@ if running and not wasRunning then
 elseif wasRunning and not running then
   redis.call('ZREM', KEYS[5], id)
 end
-if last ~= '' and not quiet then redis.call('PUBLISH', prefix .. 'e:' .. id, last) end
+-- The message tells the subscribers where the log was and where it is
+-- now, and carries the events themselves up to 16 KiB in all, so that a
+-- stream waiting on the task has them without reading them back
+-- (subscriber.go, tailCache): "<prev>\n<last>\n" then, for each event,
+-- "<id>\n<length>\n<bytes>".
+if last ~= '' and not quiet then
+  local msg = {prevLast, '\n', last, '\n'}
+  if size <= 16384 then
+    for k = 1, #ids do
+      local ev = ARGV[13 + k]
+      msg[#msg + 1] = ids[k] .. '\n' .. #ev .. '\n'
+      msg[#msg + 1] = ev
+    end
+  end
+  redis.call('PUBLISH', prefix .. 'e:' .. id, table.concat(msg))
+end
 return {'ok', ver, last}
 `
 

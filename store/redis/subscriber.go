@@ -49,6 +49,10 @@ type subscriber struct {
 	tails map[string]chan struct{}
 	// cancels are the cancel watches by task id.
 	cancels map[string]*cancelWatch
+	// recent is what was heard of the logs of tasks whose event channel
+	// is subscribed (tailcache.go), recentBytes their encoded size.
+	recent      map[string]*tailCache
+	recentBytes int
 	// epoch counts the connections made (0: none yet).
 	epoch uint64
 	// fresh are the running tasks this process is creating, not watched
@@ -82,6 +86,7 @@ func (b *subscriber) init(s *Store) {
 	b.tails = map[string]chan struct{}{}
 	b.cancels = map[string]*cancelWatch{}
 	b.fresh = map[string]*freshTask{}
+	b.recent = map[string]*tailCache{}
 	b.up = make(chan struct{})
 }
 
@@ -127,6 +132,9 @@ func (b *subscriber) run() {
 			b.mu.Lock()
 			b.conn = nil
 			b.up = make(chan struct{})
+			// What was published meanwhile is lost: nothing heard before
+			// can say where a log stands.
+			b.dropCaches()
 			b.mu.Unlock()
 			// Waiters would miss what is published until the reconnect:
 			// wake them to read (and find Redis gone, or their events).
@@ -199,6 +207,9 @@ func (b *subscriber) onMessage(m rueidis.PubSubMessage) {
 	}
 	switch {
 	case m.Pattern == "" && strings.HasPrefix(rest, "e:"):
+		b.mu.Lock()
+		b.heard(rest[2:], m.Message)
+		b.mu.Unlock()
 		b.wake(rest[2:])
 	case m.Pattern != "" && strings.HasPrefix(rest, "c:"):
 		b.fire(rest[2:])
@@ -404,6 +415,11 @@ func (b *subscriber) sweep() {
 		case <-b.s.closedCh:
 			return
 		case now := <-t.C:
+			// Every stream reads its task again (one whose task expired
+			// finds out), not what was heard.
+			b.mu.Lock()
+			b.dropCaches()
+			b.mu.Unlock()
 			b.wakeAll()
 			b.dropGoneWatches()
 			b.dropStaleFresh(now)
@@ -447,6 +463,9 @@ func (b *subscriber) unsubscribeIdle(now time.Time) {
 		if now.Sub(sub.used) >= sweepEvery {
 			idle = append(idle, ch)
 			delete(b.subs, ch)
+			if id, ok := strings.CutPrefix(ch, b.eventChannel("")); ok {
+				b.dropCache(id)
+			}
 		}
 	}
 	conn := b.conn

@@ -1,0 +1,140 @@
+package replicas
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// redisClients is how many connections the redis-server at url has
+// (CLIENT LIST, one line each; the asking redis-cli is one of them).
+func redisClients(t *testing.T, url string) int {
+	t.Helper()
+	port := url[strings.LastIndexByte(url, ':')+1:]
+	out, err := exec.Command("redis-cli", "-p", port, "client", "list").Output()
+	if err != nil {
+		t.Fatalf("redis-cli client list: %v (redis-cli comes with the Debian package redis-server)", err)
+	}
+	return strings.Count(strings.TrimSpace(string(out)), "\n") + 1
+}
+
+// 10,000 idle streams on one replica hold no Redis connection of their
+// own: the replica has as many connections to Redis with 10,000 streams
+// open as with 100, and a cancel of each task reaches every one of its
+// streams through the replica's one subscriber. The streams come over
+// h2c (servers { protocols h1 h2c }), as a caller holding many would.
+func TestReplicasIdleStreamsShareConnections(t *testing.T) {
+	const tasks, perTask = 100, 100
+	ag := startAgent(t)
+	redisURL := startRedis(t)
+	cfg := strings.Replace(replicaConfig(portA, ag.URL(), redisURL, "", "off"),
+		"persist_config off", "persist_config off\n\tservers {\n\t\tprotocols h1 h2c\n\t}", 1)
+	ra := runReplica(t, "A", portA, cfg)
+	// One caller per task: a caller's running tasks are bounded (32).
+	ids := make([]string, tasks)
+	for i := range ids {
+		ids[i] = send(t, ra.URL(), fmt.Sprint("u", i), message("slow", ""), true).ID
+	}
+	for i, id := range ids {
+		waitState(t, ra.URL(), fmt.Sprint("u", i), id, "TASK_STATE_WORKING")
+	}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}}
+	t.Cleanup(client.CloseIdleConnections)
+
+	var opened, canceled atomic.Int64
+	var failures sync.Map
+	var wg sync.WaitGroup
+	open := func(task int) {
+		defer wg.Done()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":%q}}`, ids[task])
+		req, _ := http.NewRequest("POST", ra.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Caller", fmt.Sprint("u", task))
+		resp, err := client.Do(req)
+		if err != nil {
+			failures.Store(task, err.Error())
+			return
+		}
+		defer resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			failures.Store(task, "not HTTP/2: "+resp.Proto)
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		first := true
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.HasPrefix(line, "data: ") {
+				continue
+			}
+			if first {
+				first = false
+				opened.Add(1)
+				continue
+			}
+			if strings.Contains(line, "TASK_STATE_CANCELED") {
+				canceled.Add(1)
+				return
+			}
+		}
+		failures.Store(task, "the stream ended without the canceled status")
+	}
+	waitOpened := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for opened.Load() < n {
+			if time.Now().After(deadline) {
+				failures.Range(func(k, v any) bool { t.Errorf("stream of task %v: %v", k, v); return false })
+				t.Fatalf("%d of %d streams open", opened.Load(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// One stream per task first, then the rest.
+	for i := range tasks {
+		wg.Add(1)
+		go open(i)
+	}
+	waitOpened(tasks)
+	withFew := redisClients(t, redisURL)
+	for range perTask - 1 {
+		for i := range tasks {
+			wg.Add(1)
+			go open(i)
+		}
+	}
+	waitOpened(tasks * perTask)
+	time.Sleep(200 * time.Millisecond) // any connection the streams made would be up by now
+	withMany := redisClients(t, redisURL)
+	if withMany != withFew {
+		t.Fatalf("Redis connections: %d with %d streams open, %d with %d", withMany, tasks*perTask, withFew, tasks)
+	}
+	t.Logf("%d streams open on one replica; Redis has %d connections (the replica's and this test's), as with %d", tasks*perTask, withMany, tasks)
+	for i, id := range ids {
+		var c task
+		if e := call(t, ra.URL(), fmt.Sprint("u", i), "CancelTask", map[string]any{"id": id}, &c); e != nil {
+			t.Fatalf("CancelTask: %+v", e)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d streams got the canceled status", canceled.Load(), tasks*perTask)
+	}
+	failures.Range(func(k, v any) bool { t.Errorf("stream of task %v: %v", k, v); return true })
+	if n := canceled.Load(); n != tasks*perTask {
+		t.Fatalf("%d of %d streams got the canceled status", n, tasks*perTask)
+	}
+}

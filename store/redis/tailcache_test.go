@@ -1,0 +1,180 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+func TestParseEventMessage(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		valid    bool
+		complete bool
+		ids      string
+	}{
+		{"1-0\n2-1\n2-0\n3\nabc2-1\n2\nde", true, true, "[2-0 2-1]"},
+		{"\n5-0\n5-0\n0\n", true, true, "[5-0]"},
+		{"1-0\n2-0\n", true, false, "[]"},            // events left out
+		{"", false, false, "[]"},                     // a drop
+		{"1-0\n2-0\n2-0\n9\nab", false, false, "[]"}, // short
+		{"1-0\n2-0\n2-0\nx\nab", false, false, "[]"},
+		{"1-0\n3-0\n2-0\n1\na", true, false, "[2-0]"}, // ends before last
+	} {
+		m, ok := parseEventMessage(tc.in)
+		if ok != tc.valid || m.ok != tc.complete || fmt.Sprint(m.ids) != tc.ids {
+			t.Errorf("%q: valid %v complete %v ids %v, want %v %v %s", tc.in, ok, m.ok, m.ids, tc.valid, tc.complete, tc.ids)
+		}
+	}
+}
+
+// serverCount is how many times the server ran command name (INFO
+// commandstats), inside scripts too.
+func serverCount(t *testing.T, s *Store, name string) int {
+	t.Helper()
+	info, err := s.client.Do(context.Background(), s.client.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls="); ok {
+			var n int
+			fmt.Sscan(rest[:strings.IndexByte(rest, ',')], &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// A stream tailing a task on another store is handed each write's events
+// from the write's message, with no read, the same events a read gives;
+// what the message could not carry (a lost message, events over 16 KiB,
+// more than the cache keeps) is read instead.
+func TestNextFromWhatWasHeard(t *testing.T) {
+	url, _ := startRedis(t)
+	prefix := newPrefix()
+	a := newStore(t, url, Options{KeyPrefix: prefix})
+	b := newStore(t, url, Options{KeyPrefix: prefix})
+	ctx := ctx5(t)
+	v, err := a.Create(ctx, "alice", task("t1", protocol.StateWorking), chunk("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first Next reads (nothing was heard yet) and subscribes.
+	evs, _, err := b.Next("t1", "")
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("first Next: %v %v", evs, err)
+	}
+	after := evs[0].ID
+	write := func(events ...protocol.Event) {
+		t.Helper()
+		var err error
+		if v, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), events...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next waits for the next events after after and checks them against
+	// a read of the log.
+	next := func(wantRead bool) []store.StoredEvent {
+		t.Helper()
+		reads := serverCount(t, b, "xrange")
+		var got []store.StoredEvent
+		deadline := time.Now().Add(5 * time.Second)
+		for len(got) == 0 {
+			evs, ch, err := b.Next("t1", after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) > 0 {
+				got = evs
+				break
+			}
+			select {
+			case <-ch:
+			case <-time.After(time.Until(deadline)):
+				t.Fatal("no events")
+			}
+		}
+		if read := serverCount(t, b, "xrange") > reads; read != wantRead {
+			t.Fatalf("read the log: %v, want %v", read, wantRead)
+		}
+		want, err := b.Events(ctx, "t1", after, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < len(got) || !reflect.DeepEqual(got, want[:len(got)]) {
+			t.Fatalf("Next gave\n%+v\na read gives\n%+v", got, want)
+		}
+		after = got[len(got)-1].ID
+		return got
+	}
+	write(chunk("a"), chunk("b"))
+	if got := next(false); len(got) != 2 {
+		t.Fatalf("%d events, want 2", len(got))
+	}
+	write(chunk("c"))
+	next(false)
+	// What was heard moved past the stream (a message it needed was lost,
+	// here: one heard after it, of events left out): read.
+	write(chunk("d"))
+	d, err := a.Events(ctx, "t1", after, false)
+	if err != nil || len(d) != 1 {
+		t.Fatalf("the log after d: %v %v", d, err)
+	}
+	for {
+		b.sub.mu.Lock()
+		c := b.sub.recent["t1"]
+		heard := c != nil && c.newest() == d[0].ID
+		if heard {
+			b.sub.heard("t1", d[0].ID+"\n9999999999999-0\n")
+		}
+		b.sub.mu.Unlock()
+		if heard {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	next(true)
+	// Events over 16 KiB are left out of the message: read.
+	write(chunk(strings.Repeat("x", 20<<10)))
+	next(true)
+	write(chunk("e"))
+	next(false)
+	// More events at once than the cache keeps: the newest are kept, the
+	// stream behind them reads.
+	var many []protocol.Event
+	for i := range tailCacheEvents + 8 {
+		many = append(many, chunk(fmt.Sprint("m", i)))
+	}
+	write(many...)
+	if got := next(true); len(got) != tailCacheEvents+8 {
+		t.Fatalf("%d events, want %d", len(got), tailCacheEvents+8)
+	}
+	write(chunk("f"))
+	next(false)
+	// Nothing new: the channel, no read.
+	reads := serverCount(t, b, "xrange")
+	evs, ch, err := b.Next("t1", after)
+	if err != nil || len(evs) != 0 || ch == nil || serverCount(t, b, "xrange") != reads {
+		t.Fatalf("Next at the newest: %v %v %v", evs, ch, err)
+	}
+	write(chunk("g"))
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the channel was not closed by the next write")
+	}
+	next(false)
+	b.sub.mu.Lock()
+	budget := b.sub.recentBytes
+	b.sub.mu.Unlock()
+	if budget <= 0 || budget > 64<<10 {
+		t.Fatalf("the cache holds %d bytes", budget)
+	}
+}
