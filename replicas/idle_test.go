@@ -4,24 +4,21 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
-	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
-// redisClients is how many connections the redis-server at url has
-// (CLIENT LIST, one line each; the asking redis-cli is one of them).
+// redisClients is how many connections the redis-server at url has.
 func redisClients(t *testing.T, url string) int {
 	t.Helper()
-	port := url[strings.LastIndexByte(url, ':')+1:]
-	out, err := exec.Command("redis-cli", "-p", port, "client", "list").Output()
-	if err != nil {
-		t.Fatalf("redis-cli client list: %v (redis-cli comes with the Debian package redis-server)", err)
-	}
-	return strings.Count(strings.TrimSpace(string(out)), "\n") + 1
+	port, _ := strconv.Atoi(url[strings.LastIndexByte(url, ':')+1:])
+	return redistest.Clients(t, port)
 }
 
 // 10,000 idle streams on one replica hold no Redis connection of their

@@ -15,10 +15,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
 // The two replicas' HTTP ports.
@@ -49,15 +50,7 @@ func TestMain(m *testing.M) {
 }
 
 // freePort is a free TCP port on 127.0.0.1.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return redistest.FreePort(t) }
 
 // startRedis starts a redis-server of its own (no persistence) and
 // returns its URL; it is stopped when the test ends. Without
@@ -72,26 +65,10 @@ func startRedis(t *testing.T) string {
 // does too).
 func startRedisOn(t *testing.T, port int) (url string, stop func()) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("the replica tests need redis-server: install the Debian package redis-server (./test.sh does so as root)")
-	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	waitPort(t, port, "redis-server", &out)
-	return "redis://127.0.0.1:" + strconv.Itoa(port), stop
+	srv := &redistest.Server{Port: port}
+	srv.Start(t)
+	t.Cleanup(srv.Stop)
+	return "redis://127.0.0.1:" + strconv.Itoa(port), srv.Stop
 }
 
 // waitPort waits until something accepts connections on port.

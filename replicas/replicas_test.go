@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
 // pair starts one agent, one Redis and two replicas A and B on it.
@@ -412,4 +414,32 @@ func settle(t *testing.T, port int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	client.CloseIdleConnections()
+}
+
+// Two replicas on a real three-shard Redis Cluster (`cluster` in the
+// store block): a task made on A is read and continued on B, and a cancel
+// on B aborts the agent call running on A.
+func TestReplicasCluster(t *testing.T) {
+	ag := startAgent(t)
+	url := redistest.StartCluster(t)
+	ra := startReplica(t, "A", portA, ag.URL(), url, "cluster")
+	rb := startReplica(t, "B", portB, ag.URL(), url, "cluster")
+	tk := send(t, ra.URL(), "alice", message("ask", ""), false)
+	if tk.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("ask on A: %+v", tk)
+	}
+	if done := send(t, rb.URL(), "alice", message("Ada", tk.ID), false); done.Status.State != "TASK_STATE_COMPLETED" || done.text() != "hello Ada" {
+		t.Fatalf("the next turn on B: %+v", done)
+	}
+	slow := send(t, ra.URL(), "alice", message("slow", ""), true)
+	waitState(t, rb.URL(), "alice", slow.ID, "TASK_STATE_WORKING")
+	var canceled task
+	if e := call(t, rb.URL(), "alice", "CancelTask", map[string]any{"id": slow.ID}, &canceled); e != nil || canceled.Status.State != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel on B: %+v %+v", canceled, e)
+	}
+	select {
+	case <-ag.aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent call on A was not aborted")
+	}
 }

@@ -21,7 +21,7 @@ import (
 func TestWaitsShareConnections(t *testing.T) {
 	url, srv := startRedis(t)
 	s := newStore(t, url, Options{KeyPrefix: newPrefix()})
-	raw, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", srv.port)}, DisableCache: true, ForceSingleClient: true})
+	raw, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fmt.Sprintf("127.0.0.1:%d", srv.Port)}, DisableCache: true, ForceSingleClient: true})
 	if err != nil {
 		t.Fatal(err)
 	}

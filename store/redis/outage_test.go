@@ -31,7 +31,7 @@ func TestOutageAndRecovery(t *testing.T) {
 		waitErr <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
-	srv.stop()
+	srv.Stop()
 
 	ops := []struct {
 		name string
@@ -75,7 +75,7 @@ func TestOutageAndRecovery(t *testing.T) {
 	}
 
 	// The server comes back, empty (no persistence): the store serves it.
-	srv.start(t)
+	srv.Start(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		v, err = s.Create(ctx, "alice", task("t3", protocol.StateWorking))
@@ -125,7 +125,7 @@ func TestOutageAndRecovery(t *testing.T) {
 func TestPasswordNotInErrors(t *testing.T) {
 	const pass = "s3cr3t-Pa55"
 	_, srv := startRedis(t, "--requirepass", pass)
-	good := fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", pass, srv.port)
+	good := fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", pass, srv.Port)
 	s := newStore(t, good, Options{KeyPrefix: newPrefix(), Timeout: 300 * time.Millisecond})
 	ctx := context.Background()
 	if _, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err != nil {
@@ -133,11 +133,11 @@ func TestPasswordNotInErrors(t *testing.T) {
 	}
 	var errs []error
 	for _, u := range []string{
-		fmt.Sprintf("redis://:%s-wrong@127.0.0.1:%d/0", pass, srv.port),
-		fmt.Sprintf("redis://user:%s@127.0.0.1:%d/0", pass, srv.port),
-		fmt.Sprintf("redis://:%s@127.0.0.1:%d/notadb", pass, srv.port),
+		fmt.Sprintf("redis://:%s-wrong@127.0.0.1:%d/0", pass, srv.Port),
+		fmt.Sprintf("redis://user:%s@127.0.0.1:%d/0", pass, srv.Port),
+		fmt.Sprintf("redis://:%s@127.0.0.1:%d/notadb", pass, srv.Port),
 		fmt.Sprintf("redis://:%s@127.0.0.1:bad/0", pass),
-		fmt.Sprintf("http://:%s@127.0.0.1:%d/0", pass, srv.port),
+		fmt.Sprintf("http://:%s@127.0.0.1:%d/0", pass, srv.Port),
 		fmt.Sprintf("redis://:%s@%%zz", pass),
 	} {
 		_, err := New(Options{URL: u, Timeout: 300 * time.Millisecond})
@@ -147,7 +147,7 @@ func TestPasswordNotInErrors(t *testing.T) {
 		}
 		errs = append(errs, err)
 	}
-	srv.stop()
+	srv.Stop()
 	_, err := s.Get(ctx, "alice", "t1")
 	errs = append(errs, err)
 	_, _, err = s.Update(ctx, "t1", 1, task("t1", protocol.StateWorking))
@@ -183,14 +183,14 @@ func TestHungServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := srv.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	resume := func() {
 		if !resumed {
 			resumed = true
-			_ = srv.cmd.Process.Signal(syscall.SIGCONT)
+			_ = srv.Cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}
 	defer resume()
@@ -233,8 +233,8 @@ func TestHungServer(t *testing.T) {
 // the cancels, whose subscription connects by itself.
 func TestStartsWhileServerDown(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	srv := &server{port: freePort(t)}
-	url := fmt.Sprintf("redis://127.0.0.1:%d/0", srv.port)
+	srv := &server{Port: freePort(t)}
+	url := fmt.Sprintf("redis://127.0.0.1:%d/0", srv.Port)
 	s, err := New(Options{URL: url, KeyPrefix: newPrefix(), Timeout: timeout})
 	if err != nil {
 		t.Fatalf("New with no server: %v", err)
@@ -248,8 +248,8 @@ func TestStartsWhileServerDown(t *testing.T) {
 	if took := time.Since(start); took > 3*timeout+200*time.Millisecond {
 		t.Fatalf("Create with no server took %v", took)
 	}
-	srv.start(t)
-	t.Cleanup(srv.stop)
+	srv.Start(t)
+	t.Cleanup(srv.Stop)
 	deadline := time.Now().Add(10 * time.Second)
 	var v uint64
 	for {
