@@ -199,7 +199,8 @@ func (b *subscriber) recover() {
 	}
 }
 
-// onMessage runs on the connection's reader: it only closes channels.
+// onMessage runs on the connection's reader: it closes channels and keeps
+// what a write's message carries (heard), nothing that waits.
 func (b *subscriber) onMessage(m rueidis.PubSubMessage) {
 	rest, ok := strings.CutPrefix(m.Channel, b.s.opts.KeyPrefix)
 	if !ok {
