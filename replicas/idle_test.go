@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,5 +134,79 @@ func TestReplicasIdleStreamsShareConnections(t *testing.T) {
 	failures.Range(func(k, v any) bool { t.Errorf("stream of task %v: %v", k, v); return true })
 	if n := canceled.Load(); n != tasks*perTask {
 		t.Fatalf("%d of %d streams got the canceled status", n, tasks*perTask)
+	}
+}
+
+// commandCounts is the server's calls per command (INFO commandstats).
+func commandCounts(t *testing.T, port int) map[string]int {
+	t.Helper()
+	out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "info", "commandstats").Output()
+	if err != nil {
+		t.Fatalf("redis-cli info commandstats: %v", err)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		counts[name] = n
+	}
+	return counts
+}
+
+// An idle replica, with a stream open and a task waiting for input, sends
+// Redis nothing but its client's keep-alive PINGs and one orphan check
+// every half lease: nothing polls tasks or logs. A blocking send then
+// costs two scripts (and inside them nothing but the commands of a write).
+func TestReplicasIdleSendsNothing(t *testing.T) {
+	ag := startAgent(t)
+	port := freePort(t)
+	url, _ := startRedisOn(t, port)
+	ra := startReplica(t, "A", portA, ag.URL(), url, "lease 4s")
+	tk := send(t, ra.URL(), "alice", message("ask", ""), false)
+	if tk.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("ask: %+v", tk)
+	}
+	slow := send(t, ra.URL(), "bob", message("slow", ""), true)
+	waitState(t, ra.URL(), "bob", slow.ID, "TASK_STATE_WORKING")
+	frames, _ := stream(t, ra.URL(), "bob", "SubscribeToTask", map[string]any{"id": slow.ID}, "")
+	if f, _ := nextFrame(t, frames); describe(t, f) != "task:TASK_STATE_WORKING" {
+		t.Fatalf("first frame %s", f.data)
+	}
+	before := commandCounts(t, port)
+	time.Sleep(4 * time.Second)
+	after := commandCounts(t, port)
+	for name, n := range after {
+		d := n - before[name]
+		switch name {
+		case "ping", "info":
+		case "zrangebyscore": // the orphan check, every 2 s
+			if d > 3 {
+				t.Errorf("%d orphan checks in 4 s (lease 4s: one every 2 s)", d)
+			}
+		case "zadd", "zmscore": // the running task's lease renewal, every 4/3 s
+			if d > 4 {
+				t.Errorf("%d %s in 4 s", d, name)
+			}
+		default:
+			if d > 0 {
+				t.Errorf("%d × %s while idle", d, name)
+			}
+		}
+	}
+	before = commandCounts(t, port)
+	if done := send(t, ra.URL(), "carol", message("echo x", ""), false); done.text() != "echo: x" {
+		t.Fatalf("send: %+v", done)
+	}
+	after = commandCounts(t, port)
+	if d := after["evalsha"] - before["evalsha"]; d != 2 {
+		t.Errorf("a blocking send ran %d scripts, want 2", d)
+	}
+	for name, n := range after {
+		if d := n - before[name]; d > 0 && !strings.Contains(" evalsha info ping zrangebyscore zadd zmscore zcard xadd hset hmget exists zrem publish pexpire time ", " "+name+" ") {
+			t.Errorf("a blocking send ran %d × %s", d, name)
+		}
 	}
 }
