@@ -178,3 +178,86 @@ func TestNextFromWhatWasHeard(t *testing.T) {
 		t.Fatalf("the cache holds %d bytes", budget)
 	}
 }
+
+// A tailing store whose subscription is cut misses the messages sent
+// meanwhile: what it heard before can no longer say a log has nothing
+// new, and a stream waiting on it gets the events written during the cut.
+func TestNextAfterTheSubscriptionIsCut(t *testing.T) {
+	url, _ := startRedis(t)
+	prefix := newPrefix()
+	a := newStore(t, url, Options{KeyPrefix: prefix})
+	b := newStore(t, url, Options{KeyPrefix: prefix})
+	ctx := ctx5(t)
+	v, err := a.Create(ctx, "alice", task("t1", protocol.StateWorking), chunk("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := b.Next("t1", "")
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("first Next: %v %v", evs, err)
+	}
+	after := evs[0].ID
+	// Heard: b knows the log ends at after.
+	if v, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("heard")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		evs, ch, err := b.Next("t1", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID
+			break
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+			t.Fatal("the heard write did not come")
+		}
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	// Cut every pub/sub connection, write while b reconnects, and look
+	// only once it has: the stream was busy meanwhile.
+	epoch := func() uint64 {
+		b.sub.mu.Lock()
+		defer b.sub.mu.Unlock()
+		if b.sub.conn == nil {
+			return 0
+		}
+		return b.sub.epoch
+	}
+	before := epoch()
+	if err := a.client.Do(ctx, a.client.B().ClientKill().TypePubsub().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("during the cut")); err != nil {
+		t.Fatal(err)
+	}
+	for epoch() <= before {
+		if time.Now().After(deadline) {
+			t.Fatal("b did not reconnect")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		evs, ch, err := b.Next("t1", after)
+		if err == nil && len(evs) > 0 {
+			if len(evs) != 1 || evs[0].Event.Artifact == nil || evs[0].Event.Artifact.Artifact.Parts[0].Text != "during the cut" {
+				t.Fatalf("after the cut: %+v", evs)
+			}
+			return
+		}
+		if ch == nil {
+			ch = closedChan
+			time.Sleep(20 * time.Millisecond) // an error while b reconnects
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+			t.Fatal("the write made during the cut never reached the waiting stream")
+		}
+	}
+}
