@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,11 +167,12 @@ func (b *subscriber) fromCache(id, after string) (evs []store.StoredEvent, ch <-
 		}
 		return nil, t, true
 	case after == c.base:
-		return c.evs, nil, true
+		// Clipped: the cache appends past what it hands out.
+		return slices.Clip(c.evs), nil, true
 	}
 	for i := range c.evs {
 		if c.evs[i].ID == after {
-			return c.evs[i+1:], nil, true
+			return slices.Clip(c.evs[i+1:]), nil, true
 		}
 	}
 	return nil, nil, false
