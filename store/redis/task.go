@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -41,7 +42,24 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[0] = mode
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
-	args[3] = string(encodeTask(nil, t))
+	// The snapshot and the events are encoded into one pooled buffer and
+	// copied out in one string, which the arguments slice: one allocation
+	// for all of them where each was two (its buffer, its string):
+	// BenchmarkWriteArgs, 7 allocations where there were 16.
+	bp := encodeBufs.Get().(*[]byte)
+	buf := encodeTask((*bp)[:0], t)
+	ends := make([]int, 1, 1+len(events))
+	ends[0] = len(buf)
+	for i := range events {
+		buf = encodeEvent(buf, t.ID, &events[i])
+		ends = append(ends, len(buf))
+	}
+	all := string(buf)
+	if cap(buf) <= maxPooledBuf {
+		*bp = buf
+		encodeBufs.Put(bp)
+	}
+	args[3] = all[:ends[0]]
 	args[4] = strconv.Itoa(int(st))
 	args[5] = tsHex(t.Status.Timestamp)
 	args[6] = t.ContextID
@@ -51,13 +69,18 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[10] = s.opts.KeyPrefix
 	args[11] = t.ID
 	args[12] = strconv.FormatInt(s.lapse(), 10)
-	var buf []byte
 	for i := range events {
-		buf = encodeEvent(buf[:0], t.ID, &events[i])
-		args = append(args, string(buf))
+		args = append(args, all[ends[i]:ends[i+1]])
 	}
 	return args
 }
+
+// maxPooledBuf bounds the buffers kept: a task of megabytes does not
+// leave one behind.
+const maxPooledBuf = 64 << 10
+
+// encodeBufs are writeArgs' encoding buffers.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // runWrite runs luaWrite and maps its status word.
 func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64, string, error) {
