@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,7 +55,9 @@ func TestClusterReplicas(t *testing.T) {
 	url := startCluster(t)
 	prefix := newPrefix()
 	a := newStore(t, url, Options{KeyPrefix: prefix, Cluster: true})
-	b := newStore(t, url, Options{KeyPrefix: prefix, Cluster: true})
+	// b's URL names a seed that is down first, then a live one (?addr=).
+	seeds := fmt.Sprintf("redis://127.0.0.1:%d?addr=%s", freePort(t), strings.TrimPrefix(url, "redis://"))
+	b := newStore(t, seeds, Options{KeyPrefix: prefix, Cluster: true})
 	ctx := ctx5(t)
 	v, err := a.Create(ctx, "alice", task("t1", protocol.StateWorking))
 	if err != nil {
