@@ -3,8 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,20 +126,7 @@ func TestCancelWatchesShareOnePattern(t *testing.T) {
 }
 
 // hmgets is how many HMGET commands the server has run.
-func hmgets(t *testing.T, s *Store) int {
-	t.Helper()
-	info, err := s.client.Do(context.Background(), s.client.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_hmget:calls="); ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
-}
+func hmgets(t *testing.T, s *Store) int { return serverCount(t, s, "hmget") }
 
 // The run of a task this store created running watches its cancel
 // without reading the task, a cancel signalled before the watch included;

@@ -52,17 +52,16 @@ func serverCount(t *testing.T, s *Store, name string) int {
 	return 0
 }
 
-// A stream tailing a task on another store is handed each write's events
-// from the write's message, with no read, the same events a read gives;
-// what the message could not carry (a lost message, events over 16 KiB,
-// more than the cache keeps) is read instead.
-func TestNextFromWhatWasHeard(t *testing.T) {
+// tailing is two stores of one prefix, a's task t1 with one event, and b
+// tailing it (its first Next read the event and subscribed): a's version
+// of t1 and the id b has read up to.
+func tailing(t *testing.T) (a, b *Store, v uint64, after string) {
+	t.Helper()
 	url, _ := startRedis(t)
 	prefix := newPrefix()
-	a := newStore(t, url, Options{KeyPrefix: prefix})
-	b := newStore(t, url, Options{KeyPrefix: prefix})
-	ctx := ctx5(t)
-	v, err := a.Create(ctx, "alice", task("t1", protocol.StateWorking), chunk("first"))
+	a = newStore(t, url, Options{KeyPrefix: prefix})
+	b = newStore(t, url, Options{KeyPrefix: prefix})
+	v, err := a.Create(ctx5(t), "alice", task("t1", protocol.StateWorking), chunk("first"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +70,17 @@ func TestNextFromWhatWasHeard(t *testing.T) {
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("first Next: %v %v", evs, err)
 	}
-	after := evs[0].ID
+	return a, b, v, evs[0].ID
+}
+
+// A stream tailing a task on another store is handed each write's events
+// from the write's message, with no read, the same events a read gives;
+// what the message could not carry (a lost message, events over 16 KiB,
+// more than the cache keeps) is read instead.
+func TestNextFromWhatWasHeard(t *testing.T) {
+	a, b, v, after := tailing(t)
+	ctx := ctx5(t)
+	var err error
 	write := func(events ...protocol.Event) {
 		t.Helper()
 		var err error
@@ -183,20 +192,9 @@ func TestNextFromWhatWasHeard(t *testing.T) {
 // meanwhile: what it heard before can no longer say a log has nothing
 // new, and a stream waiting on it gets the events written during the cut.
 func TestNextAfterTheSubscriptionIsCut(t *testing.T) {
-	url, _ := startRedis(t)
-	prefix := newPrefix()
-	a := newStore(t, url, Options{KeyPrefix: prefix})
-	b := newStore(t, url, Options{KeyPrefix: prefix})
+	a, b, v, after := tailing(t)
 	ctx := ctx5(t)
-	v, err := a.Create(ctx, "alice", task("t1", protocol.StateWorking), chunk("first"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, _, err := b.Next("t1", "")
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("first Next: %v %v", evs, err)
-	}
-	after := evs[0].ID
+	var err error
 	// Heard: b knows the log ends at after.
 	if v, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("heard")); err != nil {
 		t.Fatal(err)
