@@ -59,9 +59,9 @@ type RedisStore struct {
 	// one for subscriptions. Default: 4.
 	PoolSize int `json:"pool_size,omitempty"`
 	// Cluster: the URL names a node of a Redis Cluster (any one; the
-	// others are learned from it). All keys of a prefix are in one slot,
-	// so one prefix lives on one shard; several prefixes spread. Caddy
-	// then needs the Cluster to answer when it loads the config.
+	// others are learned from it; ?addr= names more seeds). All keys of a
+	// prefix are in one slot, so one prefix lives on one shard; several
+	// prefixes spread.
 	Cluster bool `json:"cluster,omitempty"`
 	// Share names the sharing scope for mounts of one config (see the
 	// memory store's); without it the scope is the key prefix.

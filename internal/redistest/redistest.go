@@ -111,11 +111,19 @@ func FreePort(t testing.TB) int {
 // returns the URL of its first node; the nodes stop when the test ends.
 func StartCluster(t testing.TB) string {
 	t.Helper()
+	return StartClusterOn(t, [3]int{FreePort(t), FreePort(t), FreePort(t)})
+}
+
+// StartClusterOn is StartCluster on the given ports.
+func StartClusterOn(t testing.TB, ports [3]int) string {
+	t.Helper()
 	dir := t.TempDir()
 	var addrs []string
-	for i := range 3 {
-		srv := Start(t, "--cluster-enabled", "yes",
-			"--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir)
+	for i, port := range ports {
+		srv := &Server{Port: port, Args: []string{"--cluster-enabled", "yes",
+			"--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir}}
+		srv.Start(t)
+		t.Cleanup(srv.Stop)
 		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", srv.Port))
 	}
 	cli, err := exec.LookPath("redis-cli")

@@ -16,7 +16,7 @@ func (s *Store) SignalCancel(ctx context.Context, id string) error {
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	n, err := s.cancel.Exec(c, s.client, keys[:1], []string{s.sub.cancelChannel(id)}).AsInt64()
+	n, err := s.cancel.Exec(c, s.cli(), keys[:1], []string{s.sub.cancelChannel(id)}).AsInt64()
 	if err != nil {
 		return s.fail(ctx, err)
 	}
@@ -50,7 +50,8 @@ func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	w := s.sub.watchCancel(id)
 	c, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	r, err := s.client.Do(c, s.client.B().Hmget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o", "x").Build()).ToArray()
+	cl := s.cli()
+	r, err := cl.Do(c, cl.B().Hmget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o", "x").Build()).ToArray()
 	switch {
 	case err == nil && len(r) == 2 && r[0].IsNil():
 		s.sub.releaseCancel(id, w)

@@ -46,7 +46,7 @@ func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.
 	if count > 0 {
 		args = append(args, strconv.Itoa(count))
 	}
-	entries, err := s.events.Exec(c, s.client, keys[:2], args).AsXRange()
+	entries, err := s.events.Exec(c, s.cli(), keys[:2], args).AsXRange()
 	if isNil(err) {
 		return nil, store.ErrNotFound
 	}

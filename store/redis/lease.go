@@ -77,7 +77,8 @@ func (s *Store) renewLeases() {
 		// A task settled by another process (a cancel there) has left
 		// the set: this process's run of it has stopped, so its lease
 		// goes from here too, and ZADD XX below never brings it back.
-		scores, err := s.client.Do(c, s.client.B().Zmscore().Key(s.runsKey()).Member(ids...).Build()).ToArray()
+		cl := s.cli()
+		scores, err := cl.Do(c, cl.B().Zmscore().Key(s.runsKey()).Member(ids...).Build()).ToArray()
 		if err == nil && len(scores) == len(ids) {
 			kept := ids[:0]
 			s.leases.mu.Lock()
@@ -95,12 +96,12 @@ func (s *Store) renewLeases() {
 			cancel()
 			continue
 		}
-		cmd := s.client.B().Zadd().Key(s.runsKey()).Xx().ScoreMember()
+		cmd := cl.B().Zadd().Key(s.runsKey()).Xx().ScoreMember()
 		score := float64(s.lapse())
 		for _, id := range ids {
 			cmd = cmd.ScoreMember(score, id)
 		}
-		_ = s.client.Do(c, cmd.Build()).Error()
+		_ = cl.Do(c, cmd.Build()).Error()
 		cancel()
 	}
 }
@@ -119,21 +120,22 @@ func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
 	}
 	defer cancel()
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	ids, err := s.client.Do(c, s.client.B().Zrangebyscore().Key(s.runsKey()).Min("-inf").Max(now).
+	cl := s.cli()
+	ids, err := cl.Do(c, cl.B().Zrangebyscore().Key(s.runsKey()).Min("-inf").Max(now).
 		Limit(0, maxOrphans).Build()).AsStrSlice()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	var out []store.Orphan
 	for _, id := range ids {
-		n, err := s.client.Do(c, s.client.B().Zrem().Key(s.runsKey()).Member(id).Build()).AsInt64()
+		n, err := cl.Do(c, cl.B().Zrem().Key(s.runsKey()).Member(id).Build()).AsInt64()
 		if err != nil {
 			return out, s.fail(ctx, err)
 		}
 		if n != 1 {
 			continue // another process claimed it first
 		}
-		owner, err := s.client.Do(c, s.client.B().Hget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o").Build()).ToString()
+		owner, err := cl.Do(c, cl.B().Hget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o").Build()).ToString()
 		if err != nil {
 			continue // gone (expired or evicted): nothing to record
 		}

@@ -85,7 +85,7 @@ func TestCancelWatchesShareOnePattern(t *testing.T) {
 			t.Fatal("a store of another prefix watches a task it cannot see")
 		}
 	}
-	r, err := a.client.Do(ctx, a.client.B().PubsubNumsub().Channel(a.sub.cancelChannel("t0"), a.sub.cancelChannel("t1")).Build()).ToArray()
+	r, err := a.cli().Do(ctx, a.cli().B().PubsubNumsub().Channel(a.sub.cancelChannel("t0"), a.sub.cancelChannel("t1")).Build()).ToArray()
 	if err != nil || len(r) != 4 {
 		t.Fatalf("PUBSUB NUMSUB: %v %v", r, err)
 	}
@@ -235,11 +235,11 @@ func TestAnonymousTasksNotIndexed(t *testing.T) {
 		t.Fatalf("Get: %+v %v", r, err)
 	}
 	ix := ownerKeys(prefix, "")
-	n, err := s.client.Do(ctx, s.client.B().Exists().Key(ix[0], ix[1]).Build()).AsInt64()
+	n, err := s.cli().Do(ctx, s.cli().B().Exists().Key(ix[0], ix[1]).Build()).AsInt64()
 	if err != nil || n != 0 {
 		t.Fatalf("%d owner index keys for the anonymous owner (%v)", n, err)
 	}
-	ttl, err := s.client.Do(ctx, s.client.B().Pttl().Key(taskKeys(prefix, "t1")[0]).Build()).AsInt64()
+	ttl, err := s.cli().Do(ctx, s.cli().B().Pttl().Key(taskKeys(prefix, "t1")[0]).Build()).AsInt64()
 	if err != nil || ttl <= 0 {
 		t.Fatalf("the finished anonymous task's expiry: %d %v", ttl, err)
 	}
@@ -267,7 +267,7 @@ func TestPushAndClaimsFollowTheTaskExpiry(t *testing.T) {
 	}
 	pttl := func(i int) int64 {
 		t.Helper()
-		n, err := s.client.Do(ctx, s.client.B().Pttl().Key(taskKeys(prefix, "t1")[i]).Build()).AsInt64()
+		n, err := s.cli().Do(ctx, s.cli().B().Pttl().Key(taskKeys(prefix, "t1")[i]).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,7 +78,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 	}
 	defer cancel()
 	ok := ownerKeys(s.opts.KeyPrefix, owner)
-	r, err := s.list.Exec(c, s.client, ok[:], []string{lo, hi, q.ContextID, strconv.Itoa(int(q.Status)), strconv.Itoa(size)}).ToArray()
+	r, err := s.list.Exec(c, s.cli(), ok[:], []string{lo, hi, q.ContextID, strconv.Itoa(int(q.Status)), strconv.Itoa(size)}).ToArray()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -97,6 +97,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 		return page, nil
 	}
 	ids := make([]string, len(members))
+	cl := s.cli()
 	cmds := make(rueidis.Commands, len(members))
 	for i, m := range members {
 		end := strings.IndexByte(m, 0)
@@ -104,9 +105,9 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 			return nil, errCorrupt
 		}
 		ids[i] = m[16:end]
-		cmds[i] = s.client.B().Hget().Key(taskKeys(s.opts.KeyPrefix, ids[i])[0]).Field("s").Build()
+		cmds[i] = cl.B().Hget().Key(taskKeys(s.opts.KeyPrefix, ids[i])[0]).Field("s").Build()
 	}
-	for i, res := range s.client.DoMulti(c, cmds...) {
+	for i, res := range cl.DoMulti(c, cmds...) {
 		snap, err := res.ToString()
 		if isNil(err) {
 			continue // expired or dropped since the index was read

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
@@ -285,6 +286,65 @@ func TestStartsWhileServerDown(t *testing.T) {
 	select {
 	case <-sig:
 	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel did not arrive")
+	}
+}
+
+// A Cluster store made while no node answers starts too: its operations
+// fail within the timeout, and once the Cluster is up it connects by
+// itself and serves writes, waits and cancels.
+func TestClusterStartsWhileDown(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ports := [3]int{freePort(t), freePort(t), freePort(t)}
+	s, err := New(Options{URL: fmt.Sprintf("redis://127.0.0.1:%d", ports[0]), KeyPrefix: newPrefix(), Cluster: true, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("New with no Cluster: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err == nil {
+		t.Fatal("Create with no Cluster succeeded")
+	}
+	if took := time.Since(start); took > 3*timeout+200*time.Millisecond {
+		t.Fatalf("Create with no Cluster took %v", took)
+	}
+	redistest.StartClusterOn(t, ports)
+	deadline := time.Now().Add(15 * time.Second)
+	var v uint64
+	for {
+		if v, err = s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Cluster client once the Cluster is up: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sig := s.CancelSignal(ctx, "t1")
+	got := make(chan []store.StoredEvent, 1)
+	go func() {
+		evs, _ := s.Events(ctx, "t1", "", true)
+		got <- evs
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if _, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case evs := <-got:
+		if len(evs) != 1 {
+			t.Fatalf("the wait got %d events", len(evs))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a wait was not woken by an append")
+	}
+	if err := s.SignalCancel(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(10 * time.Second):
 		t.Fatal("the cancel did not arrive")
 	}
 }

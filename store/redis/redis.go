@@ -62,9 +62,10 @@ type Options struct {
 	// Orphans finds the task.
 	Lease time.Duration
 	// Cluster: the URL names a node of a Redis Cluster (any one; the
-	// client learns the others from it). Every key of the prefix is in one
-	// slot (keys.go), so one prefix lives on one shard. A Cluster must
-	// answer when the store is made: the client needs its layout.
+	// client learns the others from it; ?addr= adds seeds). Every key of
+	// the prefix is in one slot (keys.go), so one prefix lives on one
+	// shard. A Cluster that cannot be reached yet is no error either: the
+	// store's operations fail until it answers, then it connects.
 	Cluster bool
 	// PoolSize is how many connections commands are pipelined over
 	// (default 4; rounded down to a power of two, at most 256). The store
@@ -74,8 +75,10 @@ type Options struct {
 
 // Store is the Redis store.Store. Create one with New and Close it.
 type Store struct {
-	opts   Options
-	client rueidis.Client
+	opts Options
+	// client is the client (cli): for a Cluster not reachable when the
+	// store was made, a stand-in until connectCluster replaces it.
+	client atomic.Pointer[rueidis.Client]
 	// redacted is the URL as errors may show it.
 	redacted string
 
@@ -149,15 +152,26 @@ func New(opts Options) (*Store, error) {
 	// A server that answers with an error (a wrong password, a database
 	// it does not have) is a wrong option, said at once.
 	client, err := rueidis.NewClient(co)
-	if _, refused := rueidis.IsRedisErr(err); client == nil || refused {
+	if _, refused := rueidis.IsRedisErr(err); refused || (client == nil && !opts.Cluster) {
 		if client != nil {
 			client.Close()
 		}
 		return nil, fmt.Errorf("redisstore: connect to %s: %w", redacted, scrub(err, opts.URL))
 	}
+	pending := client == nil
+	if pending {
+		// A Cluster client needs the layout, which no seed gave: until
+		// one does, a single client of the first seed stands in (it
+		// fails while the Cluster is down, as any store operation then),
+		// and connectCluster keeps trying.
+		single := co
+		single.ForceSingleClient = true
+		if client, _ = rueidis.NewClient(single); client == nil {
+			return nil, fmt.Errorf("redisstore: connect to %s: %w", redacted, scrub(err, opts.URL))
+		}
+	}
 	s := &Store{
 		opts:     opts,
-		client:   client,
 		redacted: redacted,
 		write:    rueidis.NewLuaScript(luaWrite),
 		events:   rueidis.NewLuaScriptReadOnly(luaEvents),
@@ -169,12 +183,43 @@ func New(opts Options) (*Store, error) {
 		claim:    rueidis.NewLuaScript(luaClaim),
 		closedCh: make(chan struct{}),
 	}
+	s.client.Store(&client)
 	s.sub.init(s)
 	s.done.Add(3)
 	go s.sub.run()
 	go s.sub.sweep()
 	go s.renewLeases()
+	if pending {
+		s.done.Add(1)
+		go s.connectCluster(co)
+	}
 	return s, nil
+}
+
+// cli is the store's client now.
+func (s *Store) cli() rueidis.Client { return *s.client.Load() }
+
+// connectCluster makes the Cluster client once a seed answers (every
+// second until the store closes) and puts it in place of the stand-in,
+// which is closed a timeout later, when what was sent on it has ended.
+func (s *Store) connectCluster(co rueidis.ClientOption) {
+	defer s.done.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closedCh:
+			return
+		case <-t.C:
+		}
+		client, err := rueidis.NewClient(co)
+		if err != nil {
+			continue
+		}
+		old := s.client.Swap(&client)
+		time.AfterFunc(s.opts.Timeout, (*old).Close)
+		return
+	}
 }
 
 // redactURL checks that u is a Redis URL and returns it with the
@@ -221,7 +266,7 @@ func (s *Store) Close() error {
 	close(s.closedCh)
 	s.sub.closeAll()
 	s.done.Wait()
-	s.client.Close()
+	s.cli().Close()
 	return nil
 }
 

@@ -22,11 +22,12 @@ func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, erro
 	key := tag(s.opts.KeyPrefix) + "secret:" + name
 	fresh := make([]byte, size)
 	_, _ = rand.Read(fresh) // crypto/rand.Read never fails (Go 1.24+)
-	err = s.client.Do(c, s.client.B().Set().Key(key).Value(string(fresh)).Nx().Build()).Error()
+	cl := s.cli()
+	err = cl.Do(c, cl.B().Set().Key(key).Value(string(fresh)).Nx().Build()).Error()
 	if err != nil && !isNil(err) {
 		return nil, s.fail(ctx, err)
 	}
-	v, err := s.client.Do(c, s.client.B().Get().Key(key).Build()).AsBytes()
+	v, err := cl.Do(c, cl.B().Get().Key(key).Build()).AsBytes()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

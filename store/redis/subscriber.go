@@ -120,7 +120,7 @@ func (b *subscriber) run() {
 			return
 		default:
 		}
-		dc, _ := b.s.client.Dedicate()
+		dc, _ := b.s.cli().Dedicate()
 		wait := dc.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: b.onMessage})
 		if b.resubscribe(dc) == nil {
 			backoff = 50 * time.Millisecond
@@ -188,11 +188,12 @@ func (b *subscriber) recover() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
 	defer cancel()
+	cl := b.s.cli()
 	cmds := make(rueidis.Commands, len(ids))
 	for i, id := range ids {
-		cmds[i] = b.s.client.B().Hget().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Field("x").Build()
+		cmds[i] = cl.B().Hget().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Field("x").Build()
 	}
-	for i, r := range b.s.client.DoMulti(ctx, cmds...) {
+	for i, r := range cl.DoMulti(ctx, cmds...) {
 		if v, err := r.ToString(); err == nil && v == "1" {
 			b.fire(ids[i])
 		}
@@ -440,11 +441,12 @@ func (b *subscriber) dropGoneWatches() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.s.opts.Timeout)
 	defer cancel()
+	cl := b.s.cli()
 	cmds := make(rueidis.Commands, len(ids))
 	for i, id := range ids {
-		cmds[i] = b.s.client.B().Exists().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Build()
+		cmds[i] = cl.B().Exists().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Build()
 	}
-	for i, r := range b.s.client.DoMulti(ctx, cmds...) {
+	for i, r := range cl.DoMulti(ctx, cmds...) {
 		if n, err := r.AsInt64(); err == nil && n == 0 {
 			b.mu.Lock()
 			delete(b.cancels, ids[i])

@@ -38,7 +38,7 @@ func TestParseEventMessage(t *testing.T) {
 // commandstats), inside scripts too.
 func serverCount(t *testing.T, s *Store, name string) int {
 	t.Helper()
-	info, err := s.client.Do(context.Background(), s.client.B().Info().Section("commandstats").Build()).ToString()
+	info, err := s.cli().Do(context.Background(), s.cli().B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestNextAfterTheSubscriptionIsCut(t *testing.T) {
 		return b.sub.epoch
 	}
 	before := epoch()
-	if err := a.client.Do(ctx, a.client.B().ClientKill().TypePubsub().Build()).Error(); err != nil {
+	if err := a.cli().Do(ctx, a.cli().B().ClientKill().TypePubsub().Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("during the cut")); err != nil {

@@ -91,7 +91,7 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 	defer cancel()
 	tk := taskKeys(s.opts.KeyPrefix, id)
 	keys := []string{tk[0], tk[1], tk[2], tk[3], s.runsKey()}
-	r, err := s.write.Exec(c, s.client, keys, args).ToArray()
+	r, err := s.write.Exec(c, s.cli(), keys, args).ToArray()
 	if err != nil {
 		return 0, "", s.fail(ctx, err)
 	}
@@ -167,7 +167,8 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	r, err := s.client.Do(c, s.client.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).ToArray()
+	cl := s.cli()
+	r, err := cl.Do(c, cl.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).ToArray()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
