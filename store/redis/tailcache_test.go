@@ -81,17 +81,41 @@ func TestNextFromWhatWasHeard(t *testing.T) {
 	a, b, v, after := tailing(t)
 	ctx := ctx5(t)
 	var err error
+	var written string // the newest id a write returned
 	write := func(events ...protocol.Event) {
 		t.Helper()
 		var err error
-		if v, _, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), events...); err != nil {
+		if v, written, err = a.Update(ctx, "t1", v, task("t1", protocol.StateWorking), events...); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// heard waits until b has heard the newest write: a Next before that
+	// reads, rightly, since b does not know yet what its message holds.
+	heard := func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			b.sub.mu.Lock()
+			c := b.sub.recent["t1"]
+			ok := c != nil && c.newest() == written
+			b.sub.mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("b never heard the write")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	// next waits for the next events after after and checks them against
-	// a read of the log.
+	// a read of the log; one that wants no read first waits for the
+	// write's message.
 	next := func(wantRead bool) []store.StoredEvent {
 		t.Helper()
+		if !wantRead {
+			heard()
+		}
 		reads := serverCount(t, b, "xrange")
 		var got []store.StoredEvent
 		deadline := time.Now().Add(5 * time.Second)
