@@ -17,7 +17,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 35 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 39 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -84,14 +84,18 @@ p_repa=$((port + 31))   # replica A: Caddy + a2a over the paced NDJSON upstream,
 p_repb=$((port + 32))   # replica B: the same, another process
 p_rrss=$((port + 33))   # Caddy + a2a, store redis with ttl 5s (RSS and Redis memory across many sends)
 p_redis2=$((port + 34)) # a fresh redis-server for the RSS run
+p_pinup=$((port + 35))  # the upstream of the pinned redis run (core 0)
+p_pinrp=$((port + 36))  # Caddy reverse_proxy → p_pinup (core 0)
+p_pina2a=$((port + 37)) # Caddy + a2a, store redis → p_pinredis (core 0)
+p_pinredis=$((port + 38)) # redis-server on a core of its own (core 1)
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 35; p++)); do
+for ((p = port; p < port + 39; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "port $p (of $port-$((port + 34))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		echo "port $p (of $port-$((port + 38))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
 		exit 1
 	fi
@@ -358,8 +362,11 @@ store redis redis://127.0.0.1:$1 {
 EOF
 }
 sed "s/:$p_ceiling/:$p_rproxy/" "$work/ceiling.caddyfile" >"$work/rproxy.caddyfile"
+sed "s/:$p_ceiling/:$p_pinrp/; s/127.0.0.1:$p_up/127.0.0.1:$p_pinup/" "$work/ceiling.caddyfile" >"$work/pinrp.caddyfile"
 caddyfile rmem "$p_rmem" /echo
 caddyfile rredis "$p_rredis" /echo "$(redis_store "$p_redis" load)"
+caddyfile pina2a "$p_pina2a" /echo "$(redis_store "$p_pinredis" pin)"
+sed -i "s/127.0.0.1:$p_up/127.0.0.1:$p_pinup/" "$work/pina2a.caddyfile"
 caddyfile rrelay "$p_rrelay" /ndjson/500/2ms
 caddyfile rrelay2 $((p_rrelay + 1)) /ndjson/500/2ms "$(redis_store "$p_redis" relay)"
 sed -n '/^http/,$p' "$work/rrelay2.caddyfile" >>"$work/rrelay.caddyfile"
@@ -464,6 +471,30 @@ if step redis; then
 		-t "name=caddy-a2a store redis (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
 		-ceiling "reverse_proxy → upstream"
 	stop "$pid_rproxy" "$pid_rmem" "$pid_rredis"
+	# The same sends with Redis on a core of its own (taskset): Caddy, the
+	# upstream and the generator on the other, one core for both targets,
+	# so that Redis's CPU does not come off theirs, as with Redis on a
+	# machine of its own.
+	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+		start pinredis taskset -c 1 "$redis_server" --port "$p_pinredis" --bind 127.0.0.1 --save "" --appendonly no
+		start pinup taskset -c 0 "$bin/upstream" -addr "127.0.0.1:$p_pinup"
+		wait_port "$p_pinredis" pinredis
+		wait_port "$p_pinup" pinup
+		start pinrp env GOMAXPROCS=1 taskset -c 0 "$bin/caddy" run --adapter caddyfile --config "$work/pinrp.caddyfile"
+		start pina2a env GOMAXPROCS=1 taskset -c 0 "$bin/caddy" run --adapter caddyfile --config "$work/pina2a.caddyfile"
+		wait_port "$p_pinrp" pinrp
+		wait_port "$p_pina2a" pina2a
+		if ! GOMAXPROCS=1 taskset -c 0 "$bin/loadgen" load -title "Store redis, Redis on a core of its own (everything else on the other)" \
+			-c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+			-t "name=reverse_proxy → upstream,kind=ceiling,url=http://127.0.0.1:$p_pinrp/echo,pid=$pid_pinrp,up=$pid_pinup" \
+			-t "name=caddy-a2a store redis (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_pina2a/a2a,pid=$pid_pina2a,up=$pid_pinredis" \
+			-ceiling "reverse_proxy → upstream" | tee -a "$report"; then
+			failed=1
+		fi
+		stop "$pid_pinrp" "$pid_pina2a" "$pid_pinup" "$pid_pinredis"
+	else
+		log "redis: the run with Redis on a core of its own needs 2 CPUs and taskset: skipped"
+	fi
 	start rrelay "$bin/caddy" run --adapter caddyfile --config "$work/rrelay.caddyfile"
 	wait_port "$p_rrelay" rrelay
 	wait_port $((p_rrelay + 1)) rrelay
