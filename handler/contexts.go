@@ -38,8 +38,8 @@ func (e *Service) needKey(ctx context.Context) *protocol.Error {
 	if e.key.Load() != nil {
 		return nil
 	}
-	e.keyOnce.Lock()
-	defer e.keyOnce.Unlock()
+	e.keyMu.Lock()
+	defer e.keyMu.Unlock()
 	if e.key.Load() != nil {
 		return nil
 	}

@@ -833,19 +833,16 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 		}
 		if !errors.Is(err, store.ErrConflict) {
 			// What was held back went with the write that failed.
-			ru.task = ru.written
-			ru.dropHeld()
+			ru.abandonHeld()
 			return err
 		}
 		rec, err := ru.st.Get(ctx, ru.owner, t.ID)
 		if err != nil {
-			ru.task = ru.written
-			ru.dropHeld()
+			ru.abandonHeld()
 			return err
 		}
 		if rec.Task.Status.State.Terminal() {
-			ru.task = ru.written
-			ru.dropHeld()
+			ru.abandonHeld()
 			return errStopped
 		}
 		ru.task, ru.written, ru.version = rec.Task, rec.Task, rec.Version
@@ -872,6 +869,13 @@ const maxHeld = 8
 func (ru *run) dropHeld() {
 	// Not reused: a store may keep the events it was given.
 	ru.pending, ru.redo = nil, nil
+}
+
+// abandonHeld goes back to the snapshot as last written: the held
+// changes were not (the write that carried them failed or lost).
+func (ru *run) abandonHeld() {
+	ru.task = ru.written
+	ru.dropHeld()
 }
 
 // reread replaces the run's snapshot with the stored task; errStopped if

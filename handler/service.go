@@ -45,8 +45,8 @@ type Service struct {
 	runLimits runLimits
 	// key is the context key once known (Options.ContextKey, or what
 	// Options.ContextKeyFunc gave).
-	key     atomic.Pointer[[]byte]
-	keyOnce sync.Mutex
+	key   atomic.Pointer[[]byte]
+	keyMu sync.Mutex // one ContextKeyFunc call at a time
 }
 
 // New checks o, fills its defaults and returns the service.

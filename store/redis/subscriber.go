@@ -289,12 +289,17 @@ func (b *subscriber) tail(ctx context.Context, id string) (<-chan struct{}, erro
 	if b.closed {
 		return closedChan, nil
 	}
+	return b.tailLocked(id), nil
+}
+
+// tailLocked is task id's wake channel, made if none (under b.mu).
+func (b *subscriber) tailLocked(id string) chan struct{} {
 	ch := b.tails[id]
 	if ch == nil {
 		ch = make(chan struct{})
 		b.tails[id] = ch
 	}
-	return ch, nil
+	return ch
 }
 
 // wake releases the waiters of task id.
@@ -321,6 +326,11 @@ func (b *subscriber) wakeAll() {
 func (b *subscriber) watchCancel(id string) *cancelWatch {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.watchLocked(id)
+}
+
+// watchLocked is watchCancel under b.mu.
+func (b *subscriber) watchLocked(id string) *cancelWatch {
 	w := b.cancels[id]
 	if w == nil {
 		w = &cancelWatch{ch: make(chan struct{})}
@@ -385,13 +395,7 @@ func (b *subscriber) watchFresh(id string) (w *cancelWatch, cancelled, ok bool) 
 	if f.cancelled {
 		return nil, true, true
 	}
-	w = b.cancels[id]
-	if w == nil {
-		w = &cancelWatch{ch: make(chan struct{})}
-		b.cancels[id] = w
-	}
-	w.refs++
-	return w, false, true
+	return b.watchLocked(id), false, true
 }
 
 // dropStaleFresh forgets the fresh tasks no watch came for within a

@@ -160,12 +160,7 @@ func (b *subscriber) fromCache(id, after string) (evs []store.StoredEvent, ch <-
 
 	switch {
 	case after == c.newest():
-		t := b.tails[id]
-		if t == nil {
-			t = make(chan struct{})
-			b.tails[id] = t
-		}
-		return nil, t, true
+		return nil, b.tailLocked(id), true
 	case after == c.base:
 		// Clipped: the cache appends past what it hands out.
 		return slices.Clip(c.evs), nil, true
