@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +18,10 @@ import (
 
 // BenchmarkClient measures the client on the store's hot operations
 // against a local redis-server: the Update script (version compare-and-set,
-// snapshot, one XADD, index move), a Get (HMGET of the task hash), and
+// snapshot, one event, index move), a Send (what a blocking send asks
+// of Redis: the Create of a working task with two events, then the
+// Update that settles it with two more and its expiry; it reports the
+// microseconds Redis spent on each, from INFO commandstats), a Get (HMGET of the task hash), and
 // Gets from 16 goroutines at once (how a server with many streams reads).
 //
 // It chose the client. Run with github.com/redis/go-redis/v9 v9.23.0 as a
@@ -45,7 +50,7 @@ func BenchmarkClient(b *testing.B) {
 		return []string{mode, fmt.Sprint(v), "alice", string(snap), "2", tsHex(task.Status.Timestamp), "c", "0", "100000000", "0", "bench:", "t", "10000", string(ev)}
 	}
 	tk := taskKeys("bench:", "t")
-	keys := []string{tk[0], tk[1], tk[2], tk[3], "bench:runs"}
+	keys := append(tk[:], "bench:runs")
 	{
 		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{u.Host}, DisableCache: true})
 		if err != nil {
@@ -73,11 +78,41 @@ func BenchmarkClient(b *testing.B) {
 				v, _ = r[1].AsInt64()
 			}
 		})
+		b.Run("Send", func(b *testing.B) {
+			b.ReportAllocs()
+			before := scriptMicros(b, c)
+			run := time.Now().UnixNano()
+			i := 0
+			for b.Loop() {
+				i++
+				id := fmt.Sprint("s", run, "-", i)
+				tk := taskKeys("bench:", id)
+				keys := append(tk[:], "bench:runs")
+				a := args("c", 0)
+				a = append(a, string(ev))
+				a[2], a[11] = "", id // the anonymous owner, as bench/run.sh sends
+				r, err := sc.Exec(ctx, c, keys, a).ToArray()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s, _ := r[0].ToString(); s != "ok" {
+					b.Fatal("create: ", s)
+				}
+				a[0], a[1], a[4], a[7] = "u", "1", "3", "3600000"
+				if r, err = sc.Exec(ctx, c, keys, a).ToArray(); err != nil {
+					b.Fatal(err)
+				}
+				if s, _ := r[0].ToString(); s != "ok" {
+					b.Fatal(s)
+				}
+			}
+			b.ReportMetric((scriptMicros(b, c)-before)/float64(i), "redis-µs/send")
+		})
 		b.Run("GetParallel", func(b *testing.B) {
 			b.SetParallelism(8) // 16 goroutines on 2 CPUs
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if err := c.Do(ctx, c.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).Error(); err != nil {
+					if err := c.Do(ctx, c.B().Hmget().Key(keys[0]).Field("o", "v", "s", "n").Build()).Error(); err != nil {
 						b.Error(err)
 						return
 					}
@@ -87,7 +122,7 @@ func BenchmarkClient(b *testing.B) {
 		b.Run("Get", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := c.Do(ctx, c.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).ToArray()
+				r, err := c.Do(ctx, c.B().Hmget().Key(keys[0]).Field("o", "v", "s", "n").Build()).ToArray()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -105,4 +140,23 @@ func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store {
 		return newStore(b, url, Options{KeyPrefix: newPrefix(), MaxTasksPerOwner: -1})
 	})
+}
+
+// scriptMicros is the time Redis has spent in EVALSHA, in microseconds.
+func scriptMicros(b *testing.B, c rueidis.Client) float64 {
+	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+			for _, kv := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(kv, "usec="); ok {
+					n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+					return n
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -12,11 +12,10 @@
 //
 //	{<prefix>}t:<id>:h  hash: o owner, v version, s snapshot (codec.go),
 //	                    st state, ix the task's owner index member, n
-//	                    events in the log, l the newest event id, x
-//	                    cancelled, ps the push configs' order counter (set
-//	                    once one was put), cl set once a delivery was claimed
-//	{<prefix>}t:<id>:e  stream: the event log, one entry per event (field
-//	                    e, the encoded event); entry ids are the event ids
+//	                    events in the log, e<k> event k of the log (from
+//	                    1, the encoded event), x cancelled, ps the push
+//	                    configs' order counter (set once one was put), cl
+//	                    set once a delivery was claimed
 //	{<prefix>}t:<id>:p  hash: push configs, d:<cfg> data, o:<cfg> order
 //	{<prefix>}t:<id>:c  set: delivery claims
 //
@@ -42,7 +41,7 @@
 // # Writes
 //
 // Create and Update are one Lua script (scripts.go): the version
-// compare-and-set, the snapshot, the XADD of the events, the move in the
+// compare-and-set, the snapshot and the events (one HSET), the move in the
 // owner index, the bound on events per task (the write that finishes a
 // task always goes in), the owner quota (Create drops the owner's
 // finished, then interrupted, task whose status changed longest ago) and
@@ -50,10 +49,10 @@
 // interrupted one's IdleTTL after, a running one's never. Redis expires
 // them by itself; nothing sweeps.
 //
-// Event ids are the stream's ("<ms>-<seq>", given by Redis): ordered, the
-// same on every replica, so a client can resume on another replica with
-// Last-Event-ID. Events(after) is XRANGE (after +; an id not of that form
-// is store.ErrBadEventID.
+// Event ids are the events' numbers in the log, in decimal (as the memory
+// store's): ordered, the same on every replica, so a client can resume on
+// another replica with Last-Event-ID. Events(after) is one HMGET of the
+// fields after it; an id not of that form is store.ErrBadEventID.
 //
 // # Waiting
 //

@@ -3,38 +3,39 @@ package redisstore
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// Event ids are the entry ids Redis gave the events (XADD *): "<ms>-<seq>",
-// ordered within the stream and the same for every replica reading it.
+// Event ids are the events' numbers in the task's log, from 1, in
+// decimal, as the memory store numbers them: ordered, and the same for
+// every replica reading the log.
 
-// xstart turns an event id into the start of the XRANGE that reads the
-// events after it: "-" for "" (from the start), else "(" and the id.
+// xstart turns an event id into the number of the last event not
+// wanted: "0" for "" (from the first).
 func xstart(after string) (string, error) {
 	if after == "" {
-		return "-", nil
+		return "0", nil
 	}
-	ms, seq, ok := strings.Cut(after, "-")
-	if !ok || !decimal(ms) || !decimal(seq) {
+	if !decimal(after) {
 		return "", store.ErrBadEventID
 	}
-	return "(" + after, nil
+	return after, nil
 }
 
-// decimal reports whether s is a uint64 in plain decimal digits.
+// decimal reports whether s is a uint64 in plain decimal digits, without
+// leading zeros (an id the store gave out, in the one spelling it gives).
 func decimal(s string) bool {
-	if s == "" || s[0] < '0' || s[0] > '9' {
+	if s == "" || s[0] < '0' || s[0] > '9' || (s[0] == '0' && len(s) > 1) {
 		return false
 	}
 	_, err := strconv.ParseUint(s, 10, 64)
 	return err == nil
 }
 
-// read returns the events of task id from start (an XRANGE bound), at
-// most count (0: all); store.ErrNotFound if the task is gone.
+// read returns the events of task id after the event numbered start (as
+// xstart gives it), at most count (0: all); store.ErrNotFound if the task
+// is gone.
 func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.StoredEvent, error) {
 	c, cancel, err := s.op(ctx)
 	if err != nil {
@@ -46,23 +47,31 @@ func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.
 	if count > 0 {
 		args = append(args, strconv.Itoa(count))
 	}
-	entries, err := s.events.Exec(c, s.cli(), keys[:2], args).AsXRange()
+	vals, err := s.events.Exec(c, s.cli(), keys[:1], args).ToArray()
 	if isNil(err) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	if len(entries) == 0 {
+	if len(vals) == 0 {
 		return nil, nil
 	}
-	out := make([]store.StoredEvent, len(entries))
-	for i, e := range entries {
-		ev, err := decodeEvent([]byte(e.FieldValues["e"]), id)
+	first, err := strconv.ParseUint(start, 10, 64)
+	if err != nil {
+		return nil, store.ErrBadEventID
+	}
+	out := make([]store.StoredEvent, len(vals))
+	for i, v := range vals {
+		raw, err := v.ToString()
+		if err != nil {
+			return nil, errCorrupt
+		}
+		ev, err := decodeEvent([]byte(raw), id)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = store.StoredEvent{ID: e.ID, Event: ev}
+		out[i] = store.StoredEvent{ID: strconv.FormatUint(first+1+uint64(i), 10), Event: ev}
 	}
 	return out, nil
 }

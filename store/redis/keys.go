@@ -14,11 +14,11 @@ import (
 // prefixes.
 func tag(prefix string) string { return "{" + prefix + "}" }
 
-// taskKeys are the keys of task id: its hash, event stream, push configs
-// and delivery claims.
-func taskKeys(prefix, id string) [4]string {
+// taskKeys are the keys of task id: its hash (the record and its
+// events, luaWrite), push configs and delivery claims.
+func taskKeys(prefix, id string) [3]string {
 	t := tag(prefix) + "t:" + id
-	return [4]string{t + ":h", t + ":e", t + ":p", t + ":c"}
+	return [3]string{t + ":h", t + ":p", t + ":c"}
 }
 
 // ownerKeys are owner's index and deadline set (see luaCommon).

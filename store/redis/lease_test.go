@@ -284,19 +284,19 @@ func TestPushAndClaimsFollowTheTaskExpiry(t *testing.T) {
 		t.Fatalf("ClaimDelivery: %v %v", ok, err)
 	}
 	v = write(v, protocol.StateInputRequired)
-	for i := range 4 {
+	for i := range len(taskKeys(prefix, "t1")) {
 		if n := pttl(i); n <= 0 {
 			t.Fatalf("key %d of an interrupted task: PTTL %d, want an expiry", i, n)
 		}
 	}
 	v = write(v, protocol.StateWorking)
-	for i := range 4 {
+	for i := range len(taskKeys(prefix, "t1")) {
 		if n := pttl(i); n != -1 {
 			t.Fatalf("key %d of a running task: PTTL %d, want none (-1)", i, n)
 		}
 	}
 	write(v, protocol.StateCompleted)
-	for i := range 4 {
+	for i := range len(taskKeys(prefix, "t1")) {
 		if n := pttl(i); n <= 0 {
 			t.Fatalf("key %d of a finished task: PTTL %d, want an expiry", i, n)
 		}

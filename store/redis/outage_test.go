@@ -28,7 +28,7 @@ func TestOutageAndRecovery(t *testing.T) {
 	// A stream waiting when the server dies ends with an error, not a hang.
 	waitErr := make(chan error, 1)
 	go func() {
-		_, err := s.Events(ctx, "t1", "999999999999999-0", true)
+		_, err := s.Events(ctx, "t1", "999999999999999", true)
 		waitErr <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -46,8 +46,8 @@ func TestOutageAndRecovery(t *testing.T) {
 		}},
 		{"List", func() error { _, err := s.List(ctx, "alice", store.ListQuery{}); return err }},
 		{"Events", func() error { _, err := s.Events(ctx, "t1", "", false); return err }},
-		{"EventsWait", func() error { _, err := s.Events(ctx, "t1", "999999999999999-0", true); return err }},
-		{"EventsReady", func() error { _, err := s.EventsReady("t1", "999999999999999-0"); return err }},
+		{"EventsWait", func() error { _, err := s.Events(ctx, "t1", "999999999999999", true); return err }},
+		{"EventsReady", func() error { _, err := s.EventsReady("t1", "999999999999999"); return err }},
 		{"SignalCancel", func() error { return s.SignalCancel(ctx, "t1") }},
 		{"ClaimDelivery", func() error { _, err := s.ClaimDelivery(ctx, "t1", "k"); return err }},
 	}
@@ -201,7 +201,7 @@ func TestHungServer(t *testing.T) {
 			_, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b"))
 			return err
 		},
-		"EventsWait": func() error { _, err := s.Events(ctx, "t1", "999999999999999-0", true); return err },
+		"EventsWait": func() error { _, err := s.Events(ctx, "t1", "999999999999999", true); return err },
 	} {
 		start := time.Now()
 		err := fn()

@@ -22,7 +22,7 @@ func (s *Store) PutPushConfig(ctx context.Context, owner, id string, cfg store.P
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	word, err := s.putPush.Exec(c, s.cli(), []string{keys[0], keys[2]}, []string{owner, cfg.ID, string(cfg.Data), strconv.Itoa(max)}).ToString()
+	word, err := s.putPush.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner, cfg.ID, string(cfg.Data), strconv.Itoa(max)}).ToString()
 	if err != nil {
 		return s.fail(ctx, err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string) ([]store.Push
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	m, err := s.pushCfgs.Exec(c, s.cli(), []string{keys[0], keys[2]}, []string{owner}).AsStrMap()
+	m, err := s.pushCfgs.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner}).AsStrMap()
 	if isNil(err) {
 		return nil, store.ErrNotFound
 	}
@@ -81,7 +81,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, owner, id, configID string
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	word, err := s.delPush.Exec(c, s.cli(), []string{keys[0], keys[2]}, []string{owner, configID}).ToString()
+	word, err := s.delPush.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner, configID}).ToString()
 	if err != nil {
 		return s.fail(ctx, err)
 	}
@@ -101,7 +101,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, id, key string) (bool, error)
 	}
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
-	n, err := s.claim.Exec(c, s.cli(), []string{keys[0], keys[3]}, []string{key}).AsInt64()
+	n, err := s.claim.Exec(c, s.cli(), []string{keys[0], keys[2]}, []string{key}).AsInt64()
 	if err != nil {
 		return false, s.fail(ctx, err)
 	}

@@ -90,7 +90,7 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 	}
 	defer cancel()
 	tk := taskKeys(s.opts.KeyPrefix, id)
-	keys := []string{tk[0], tk[1], tk[2], tk[3], s.runsKey()}
+	keys := []string{tk[0], tk[1], tk[2], s.runsKey()}
 	r, err := s.write.Exec(c, s.cli(), keys, args).ToArray()
 	if err != nil {
 		return 0, "", s.fail(ctx, err)
@@ -168,7 +168,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	defer cancel()
 	keys := taskKeys(s.opts.KeyPrefix, id)
 	cl := s.cli()
-	r, err := cl.Do(c, cl.B().Hmget().Key(keys[0]).Field("o", "v", "s", "l").Build()).ToArray()
+	r, err := cl.Do(c, cl.B().Hmget().Key(keys[0]).Field("o", "v", "s", "n").Build()).ToArray()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -189,8 +189,8 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 		return nil, err
 	}
 	rec := &store.Record{Task: t, Owner: owner, Version: v}
-	if !r[3].IsNil() {
-		rec.LastEventID, _ = r[3].ToString()
+	if n, _ := r[3].ToString(); n != "0" {
+		rec.LastEventID = n
 	}
 	return rec, nil
 }
