@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
 // The checks of the handler's own settings: one function (check) for a
@@ -89,6 +91,9 @@ func (h *Handler) check() error {
 	}
 	if h.CardPath == h.RPCPath {
 		return fmt.Errorf("card_path and rpc_path are both %s", h.CardPath)
+	}
+	if err := h.checkRESTPath(); err != nil {
+		return err
 	}
 	if h.URL != "" {
 		if err := checkPublicURL(h.publicURL); err != nil {
@@ -191,6 +196,25 @@ func isJSONObject(b []byte) bool {
 }
 
 // checkPath accepts an absolute, clean request path.
+// checkRESTPath checks rest_path: a plain path, without a trailing slash
+// (the routes add theirs) unless it is the root, on a mount that serves
+// A2A 1.0, the version of the HTTP+JSON routes.
+func (h *Handler) checkRESTPath() error {
+	if h.RESTPath == "" {
+		return nil
+	}
+	if err := checkPath(h.RESTPath); err != nil {
+		return fmt.Errorf("rest_path: %w", err)
+	}
+	if h.RESTPath != "/" && strings.HasSuffix(h.RESTPath, "/") {
+		return fmt.Errorf("rest_path: %q must not end with / (the routes are %smessage:send, …)", h.RESTPath, h.RESTPath)
+	}
+	if !slices.Contains(h.versions, protocol.V10) {
+		return errors.New("rest_path: the HTTP+JSON binding serves A2A 1.0, and spec_version does not list 1.0")
+	}
+	return nil
+}
+
 func checkPath(p string) error {
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("%q must start with /", p)

@@ -220,6 +220,12 @@ func (p *browserPolicy) listed(origin string) bool {
 // error handling renders) a listed origin's page can read it. It
 // reports whether it answered.
 func (p *browserPolicy) gateRPC(w http.ResponseWriter, r *http.Request, log *zap.Logger) bool {
+	return p.gate(w, r, log, rpcAllow, rpcAllowMethods)
+}
+
+// gate is gateRPC for a path that answers the methods allowMethods
+// (allow, its Allow header, adds OPTIONS): the HTTP+JSON routes too.
+func (p *browserPolicy) gate(w http.ResponseWriter, r *http.Request, log *zap.Logger, allow, allowMethods []string) bool {
 	h := w.Header()
 	if p.origins != nil && !p.any {
 		// The answer depends on Origin whenever specific origins are
@@ -229,10 +235,10 @@ func (p *browserPolicy) gateRPC(w http.ResponseWriter, r *http.Request, log *zap
 	origin := r.Header.Get("Origin")
 	listed := p.listed(origin)
 	if r.Method == http.MethodOptions {
-		h["Allow"] = rpcAllow
+		h["Allow"] = allow
 		if listed && r.Header.Get("Access-Control-Request-Method") != "" {
 			p.allowOrigin(h, origin)
-			h["Access-Control-Allow-Methods"] = rpcAllowMethods
+			h["Access-Control-Allow-Methods"] = allowMethods
 			h["Access-Control-Allow-Headers"] = corsAllowHeaders
 			h["Access-Control-Max-Age"] = p.maxAge
 		}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/binding/rest"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
@@ -107,6 +108,14 @@ type Handler struct {
 	// RPCPath is the exact request path of the JSON-RPC endpoint (POST
 	// only). "/" is allowed and means the site root. Default: /a2a.
 	RPCPath string `json:"rpc_path,omitempty"`
+
+	// RESTPath is the base path of the HTTP+JSON binding of A2A 1.0: its
+	// routes are <rest_path>/message:send, <rest_path>/tasks/{id} and the
+	// rest of A2A 1.0 §11, listed in the card's supportedInterfaces. "/"
+	// puts them at the site root. Unset (the default): no HTTP+JSON
+	// binding, so that an auth matcher written for rpc_path never leaves
+	// a binding it does not cover open.
+	RESTPath string `json:"rest_path,omitempty"`
 
 	// URL is the public JSON-RPC URL written into the card. Default:
 	// derived from each card request: the scheme (https when the
@@ -211,6 +220,9 @@ type Handler struct {
 	card     *protocol.AgentCard
 	browser  *browserPolicy
 	rpc      *jsonrpc.Binding
+	rest     *rest.Binding
+	// restBase is RESTPath without a trailing slash ("" for the root).
+	restBase string
 	cards    *httpbind.CardServer
 	// stopCard ends a gateway's following of its agent's card.
 	stopCard func()
@@ -434,6 +446,7 @@ func (h *Handler) logMounted() {
 		zap.String("name", name),
 		zap.String("card_path", h.CardPath),
 		zap.String("rpc_path", h.RPCPath),
+		zap.String("rest_path", h.RESTPath),
 		zap.Strings("versions", versions),
 		zap.String("reply", h.Reply),
 		zap.Bool("streaming", *h.Streaming),
@@ -488,6 +501,13 @@ func (h *Handler) build() error {
 		return err
 	}
 	h.rpc = jsonrpc.New(svc)
+	h.rest = nil
+	if h.RESTPath != "" {
+		if h.rest, err = rest.New(svc); err != nil {
+			return err
+		}
+		h.restBase = strings.TrimSuffix(h.RESTPath, "/")
+	}
 	var card *protocol.AgentCard
 	if h.card != nil {
 		c := *h.card
@@ -556,6 +576,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		st, err := h.startRPC(w, r)
 		st.Serve()
 		return err
+	}
+	if h.rest != nil {
+		if rel, ok := h.restRoute(r.URL.Path); ok {
+			st, err := h.startREST(w, r, rel)
+			st.Serve()
+			return err
+		}
 	}
 	if r.Method == http.MethodPost && h.trailingSlash != nil && isSlashed(r.URL.Path, h.RPCPath) {
 		h.trailingSlash.Do(h.noteTrailingSlash)

@@ -29,7 +29,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
-	h.cards.ServeCard(w, r, u)
+	h.cards.ServeCard(w, r, u, h.restURL(u))
 	return nil
 }
 
@@ -53,6 +53,12 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
+	return h.rpc.Start(w, r, body, h.caller(r)), nil
+}
+
+// caller is who makes request r, as every binding passes it to the
+// service: the owner, and the headers its runs send the agent.
+func (h *Handler) caller(r *http.Request) handler.Caller {
 	owner := h.owner(r)
 	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
@@ -63,7 +69,7 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 			c.Headers = rh.RequestHeaders(repl)
 		}
 	}
-	return h.rpc.Start(w, r, body, c), nil
+	return c
 }
 
 // requestHeaders is an upstream whose header_up values use request
@@ -99,9 +105,9 @@ func (h *Handler) warnAnonymous() {
 	if h.logger == nil {
 		return
 	}
-	h.logger.Warn("a2a: JSON-RPC is served to anonymous callers (the owner placeholder is empty on a request); "+
-		"to gate it, put basic_auth or forward_auth in front of rpc_path: see the README, \"Public card, gated RPC\"",
-		zap.String("rpc_path", h.RPCPath), zap.String("owner", h.Owner))
+	h.logger.Warn("a2a: the A2A endpoint is served to anonymous callers (the owner placeholder is empty on a request); "+
+		"to gate it, put basic_auth or forward_auth in front of rpc_path (and rest_path): see the README, \"Public card, gated RPC\"",
+		zap.String("rpc_path", h.RPCPath), zap.String("rest_path", h.RESTPath), zap.String("owner", h.Owner))
 }
 
 // exactBodyMax is the largest declared body length allocated at once.

@@ -148,6 +148,22 @@ func appendErrorV10(dst []byte, e *Error) []byte {
 // otherwise it would be an ErrorInfo that says nothing. Field violations
 // become a BadRequest. With neither, data is omitted.
 func appendErrorDataV10(dst []byte, e *Error) []byte {
+	if !hasDetails(e) {
+		return dst
+	}
+	return appendErrorDetails(append(dst, `,"data":`...), e)
+}
+
+// hasDetails reports whether e has an ErrorInfo or a BadRequest to carry
+// (appendErrorDataV10 says which).
+func hasDetails(e *Error) bool {
+	return errorReason(e) != "" || len(e.Violations) > 0
+}
+
+// errorReason is the ErrorInfo reason of e: its own, or, for a plain
+// JSON-RPC error with metadata to carry, one named after its code; ""
+// for none.
+func errorReason(e *Error) string {
 	reason := e.Reason
 	if reason == "" && len(e.Metadata) > 0 {
 		reason = jsonrpcReasons[e.Code]
@@ -155,10 +171,14 @@ func appendErrorDataV10(dst []byte, e *Error) []byte {
 			reason = "UNKNOWN"
 		}
 	}
-	if reason == "" && len(e.Violations) == 0 {
-		return dst
-	}
-	dst = append(dst, `,"data":[`...)
+	return reason
+}
+
+// appendErrorDetails appends the [ErrorInfo?, BadRequest?] array of e: the
+// data of a 1.0 JSON-RPC error and the details of a google.rpc.Status.
+func appendErrorDetails(dst []byte, e *Error) []byte {
+	reason := errorReason(e)
+	dst = append(dst, '[')
 	if reason != "" {
 		dst = append(dst, `{"@type":"`+typeErrorInfo+`","reason":`...)
 		dst = jsonwire.AppendString(dst, reason)

@@ -150,9 +150,7 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	}
 	req.Method = m
 	if depth > maxDepth {
-		e := errInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels (the " + LimitMaxJSONDepth + " limit)")
-		e.Metadata = map[string]string{"limit": LimitMaxJSONDepth, "max": strconv.Itoa(maxDepth)}
-		return req, e
+		return req, depthError(maxDepth)
 	}
 	switch jsonwire.KindOf(params) {
 	case jsonwire.Invalid, jsonwire.Null:
@@ -162,6 +160,34 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 		return req, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
 	}
 	return req, nil
+}
+
+// depthError is -32600 for a body nesting deeper than maxDepth.
+func depthError(maxDepth int) *Error {
+	e := errInvalidRequest("Request nests deeper than " + strconv.Itoa(maxDepth) + " levels (the " + LimitMaxJSONDepth + " limit)")
+	e.Metadata = map[string]string{"limit": LimitMaxJSONDepth, "max": strconv.Itoa(maxDepth)}
+	return e
+}
+
+// CheckBody holds a body that is the params themselves (the HTTP+JSON
+// binding's) to what DecodeRequestLimit holds a JSON-RPC body to: JSON
+// and UTF-8 (-32700), nesting within maxDepth (0: DefaultMaxDepth;
+// -32600 naming the limit), and an object (-32602).
+func CheckBody(body []byte, maxDepth int) *Error {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	depth, valid := jsonwire.Valid(body)
+	if !valid {
+		return errParse()
+	}
+	if depth > maxDepth {
+		return depthError(maxDepth)
+	}
+	if jsonwire.KindOf(jsonwire.TrimSpace(body)) != jsonwire.Object {
+		return ErrInvalidParams("The request body must be a JSON object", FieldViolation{Field: "body", Description: "must be an object"})
+	}
+	return nil
 }
 
 // copyID copies the raw id (valid UTF-8: the body was checked).

@@ -53,15 +53,20 @@ type cardServerState struct {
 	set atomic.Pointer[cardSet]
 }
 
-// cardSet is one card with the documents rendered of it, per RPC URL.
+// cardSet is one card with the documents rendered of it, per pair of
+// URLs.
 type cardSet struct {
 	card  protocol.AgentCard
 	mu    sync.RWMutex
-	cache map[string]*cardDocs
+	cache map[cardURLs]*cardDocs
 }
 
+// cardURLs are the URLs of a card's interfaces: JSON-RPC's, and
+// HTTP+JSON's ("" when the mount has no such binding).
+type cardURLs struct{ rpc, rest string }
+
 func newCardSet(card protocol.AgentCard) *cardSet {
-	return &cardSet{card: card, cache: make(map[string]*cardDocs)}
+	return &cardSet{card: card, cache: make(map[cardURLs]*cardDocs)}
 }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
@@ -123,9 +128,10 @@ func (c *CardServer) URLFromRequest() {
 	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
 }
 
-// ServeCard writes the card whose interfaces point at rpcURL.
+// ServeCard writes the card whose interfaces point at rpcURL (JSON-RPC,
+// every version served) and restURL (HTTP+JSON, A2A 1.0; "" for none).
 // Methods other than GET and HEAD get 405 with an Allow header.
-func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL string) {
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL, restURL string) {
 	h := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h["Allow"] = allowGetHead
@@ -143,7 +149,7 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL st
 	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
-	doc := set.doc(rpcURL, variant, c.s.versions)
+	doc := set.doc(cardURLs{rpcURL, restURL}, variant, c.s.versions)
 	h["Etag"] = doc.etagH
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
@@ -159,31 +165,36 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL st
 	}
 }
 
-// doc returns the variant of the card for rpcURL, cached while the cache
+// doc returns the variant of the card for urls, cached while the cache
 // has room.
-func (s *cardSet) doc(rpcURL string, variant int, versions []protocol.Version) *cardDoc {
+func (s *cardSet) doc(urls cardURLs, variant int, versions []protocol.Version) *cardDoc {
 	s.mu.RLock()
-	docs := s.cache[rpcURL]
+	docs := s.cache[urls]
 	s.mu.RUnlock()
 	if docs != nil {
 		return docs[variant]
 	}
-	docs = s.render(rpcURL, versions)
+	docs = s.render(urls, versions)
 	s.mu.Lock()
-	if prev := s.cache[rpcURL]; prev != nil {
+	if prev := s.cache[urls]; prev != nil {
 		docs = prev
 	} else if len(s.cache) < maxCachedCardURLs {
-		s.cache[rpcURL] = docs
+		s.cache[urls] = docs
 	}
 	s.mu.Unlock()
 	return docs[variant]
 }
 
-func (s *cardSet) render(rpcURL string, versions []protocol.Version) *cardDocs {
+// render lists, for each version served, its JSON-RPC interface, and
+// after 1.0's the HTTP+JSON one: the first is the one a client prefers.
+func (s *cardSet) render(urls cardURLs, versions []protocol.Version) *cardDocs {
 	card := s.card
-	card.Interfaces = make([]protocol.Interface, len(versions))
-	for i, v := range versions {
-		card.Interfaces[i] = protocol.Interface{URL: rpcURL, Binding: "JSONRPC", Version: v}
+	card.Interfaces = make([]protocol.Interface, 0, len(versions)+1)
+	for _, v := range versions {
+		card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.rpc, Binding: "JSONRPC", Version: v})
+		if v == protocol.V10 && urls.rest != "" {
+			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.rest, Binding: "HTTP+JSON", Version: v})
+		}
 	}
 	return &cardDocs{
 		docHybrid: newCardDoc(protocol.RenderCard(&card, protocol.CardHybrid)),

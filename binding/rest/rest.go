@@ -1,0 +1,288 @@
+// Package rest is the HTTP+JSON binding of A2A 1.0 (§11): the operations
+// of the service (handler.Service) as routes under a base path, bodies and
+// results in the 1.0 ProtoJSON the JSON-RPC binding carries in its params
+// and results, errors as google.rpc.Status JSON with the spec's HTTP
+// status, streams as SSE frames each holding one StreamResponse. Every
+// rule about tasks, streams, limits and errors is the service's, so a call
+// answers the same over either binding.
+package rest
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+
+	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
+	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// Binding serves HTTP+JSON requests for one service.
+type Binding struct {
+	svc   *handler.Service
+	codec protocol.Codec
+}
+
+// New returns the HTTP+JSON binding of svc, which must serve A2A 1.0.
+func New(svc *handler.Service) (*Binding, error) {
+	if !svc.Serves(protocol.V10) {
+		return nil, errors.New("rest: the HTTP+JSON binding serves A2A 1.0, which the service does not")
+	}
+	return &Binding{svc: svc, codec: svc.Codec(protocol.V10)}, nil
+}
+
+// Stream is a stream set up by Start and not yet served (as the JSON-RPC
+// binding's, for the same reason); the zero Stream has nothing to serve.
+type Stream struct {
+	st *handler.Stream
+	s  *sse
+}
+
+// Serve sends the stream until it ends. Call it once.
+func (st Stream) Serve() {
+	if st.st == nil {
+		return
+	}
+	defer st.s.Finish()
+	st.st.Serve(st.s)
+}
+
+// sse is one streamed answer: the SSE writer and the frames of the
+// binding, one allocation.
+type sse struct {
+	httpbind.SSE
+	frames
+}
+
+// frames writes each event alone, as a StreamResponse, and an error after
+// the stream started as {"error":<google.rpc.Status>}, as a2a-go reads it.
+type frames struct{ codec protocol.Codec }
+
+func (f *frames) AppendEvent(dst []byte, ev *protocol.Event) []byte {
+	return f.codec.AppendStreamResult(dst, ev)
+}
+
+func (f *frames) AppendError(dst []byte, perr *protocol.Error) []byte {
+	return protocol.AppendStatus(dst, perr, protocol.MapError(perr))
+}
+
+func (b *Binding) newSSE(w http.ResponseWriter) *sse {
+	s := &sse{frames: frames{codec: b.codec}}
+	s.Init(w, &s.frames, b.svc.WriteTimeout())
+	return s
+}
+
+// Start answers the request r for route rt (Match, Found, with an Op),
+// whose body, if the route reads one, the caller has read within its size
+// limit and media type. A stream that has been set up is returned
+// unserved: the caller serves it from its own frame.
+func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body []byte, c handler.Caller) Stream {
+	svc := b.svc
+	neg := httpbind.Negotiate(svc, w, r)
+	c.Extensions = neg.Activated
+	if raw := httpbind.RequestedVersion(r); raw != "" {
+		if v, ok := protocol.ParseVersionHeader(raw); !ok || v != protocol.V10 {
+			b.WriteError(w, versionError(raw))
+			return Stream{}
+		}
+	}
+	if perr := svc.Admit(rt.Op, &neg); perr != nil {
+		b.WriteError(w, perr)
+		return Stream{}
+	}
+	ctx := r.Context()
+	codec := b.codec
+	switch rt.Op {
+	case protocol.MethodSend, protocol.MethodStream:
+		if perr := protocol.CheckBody(body, svc.MaxJSONDepth()); perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		p, err := codec.DecodeSend(body)
+		if err != nil {
+			b.WriteError(w, paramsError(err))
+			return Stream{}
+		}
+		if rt.Op == protocol.MethodStream {
+			st, perr := svc.SendStreamingMessage(ctx, c, p)
+			if perr != nil {
+				b.WriteError(w, perr)
+				return Stream{}
+			}
+			return Stream{st: st, s: b.newSSE(w)}
+		}
+		ev, perr := svc.SendMessage(ctx, c, p)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		b.writeResult(w, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
+	case protocol.MethodGetTask:
+		buf, perr := b.params(r, rt.TaskID, getTaskQuery)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		p, err := codec.DecodeGetTask(*buf)
+		httpbind.PutBuf(buf)
+		if err != nil {
+			b.WriteError(w, paramsError(err))
+			return Stream{}
+		}
+		t, perr := svc.GetTask(ctx, c, p)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+	case protocol.MethodListTasks:
+		more, perr := queryParams(nil, r.URL.Query(), listTasksQuery)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		buf := httpbind.GetBuf()
+		*buf = object(*buf, more)
+		p, err := codec.DecodeListTasks(*buf)
+		httpbind.PutBuf(buf)
+		if err != nil {
+			b.WriteError(w, paramsError(err))
+			return Stream{}
+		}
+		res, perr := svc.ListTasks(ctx, c, p)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		b.writeResult(w, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
+	case protocol.MethodCancelTask:
+		members, perr := bodyMembers(body, svc.MaxJSONDepth())
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		buf := httpbind.GetBuf()
+		*buf = idParams(*buf, rt.TaskID, members)
+		p, err := codec.DecodeTaskID(*buf)
+		httpbind.PutBuf(buf)
+		if err != nil {
+			b.WriteError(w, paramsError(err))
+			return Stream{}
+		}
+		t, perr := svc.CancelTask(ctx, c, p)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
+	case protocol.MethodSubscribe:
+		buf, perr := b.params(r, rt.TaskID, nil)
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		p, err := codec.DecodeTaskID(*buf)
+		httpbind.PutBuf(buf)
+		if err != nil {
+			b.WriteError(w, paramsError(err))
+			return Stream{}
+		}
+		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
+		if perr != nil {
+			b.WriteError(w, perr)
+			return Stream{}
+		}
+		return Stream{st: st, s: b.newSSE(w)}
+	default:
+		// Admit refuses every other operation (push configs, the extended
+		// card) until the service offers it.
+		b.WriteError(w, protocol.ErrUnsupportedOperation("This operation is not supported"))
+	}
+	return Stream{}
+}
+
+// params is the params object {"id":<task id>, <the query's members>} in
+// a pooled buffer.
+func (b *Binding) params(r *http.Request, id string, known map[string]queryParam) (*[]byte, *protocol.Error) {
+	buf := httpbind.GetBuf()
+	var more []byte
+	if r.URL.RawQuery != "" {
+		var perr *protocol.Error
+		if more, perr = queryParams(nil, r.URL.Query(), known); perr != nil {
+			httpbind.PutBuf(buf)
+			return nil, perr
+		}
+	}
+	*buf = idParams(*buf, id, more)
+	return buf, nil
+}
+
+// bodyMembers is what a body that may be empty adds to the params the
+// path gives: nothing for no body, null or {}, else the object's members
+// with their leading comma. A body is held to the rules of a JSON-RPC
+// body (protocol.CheckBody).
+func bodyMembers(body []byte, maxDepth int) ([]byte, *protocol.Error) {
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	if perr := protocol.CheckBody(t, maxDepth); perr != nil {
+		return nil, perr
+	}
+	inner := bytes.TrimSpace(t[1 : len(t)-1])
+	if len(inner) == 0 {
+		return nil, nil
+	}
+	out := make([]byte, 0, len(inner)+1)
+	out = append(out, ',')
+	return append(out, inner...), nil
+}
+
+// versionError refuses a request for another version than 1.0: the
+// 1.0 routes serve 1.0 only.
+func versionError(raw string) *protocol.Error {
+	perr := protocol.ErrVersionNotSupported(raw, "Protocol version "+raw+" is not served on this HTTP+JSON path, which serves A2A 1.0: send A2A-Version: 1.0 or none")
+	perr.Metadata["supportedVersions"] = protocol.V10.String()
+	return perr
+}
+
+// paramsError is a codec decode error as the caller is sent it.
+func paramsError(err error) *protocol.Error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe
+	}
+	return protocol.ErrInvalidParams("")
+}
+
+// writeResult answers 200 with the JSON appendResult encodes into a
+// pooled buffer.
+func (b *Binding) writeResult(w http.ResponseWriter, appendResult func(dst []byte) []byte) {
+	buf := httpbind.GetBuf()
+	*buf = appendResult(*buf)
+	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.PutBuf(buf)
+}
+
+// WriteError answers perr as a google.rpc.Status body with its HTTP status
+// (and Retry-After where the error says when to come back).
+func (b *Binding) WriteError(w http.ResponseWriter, perr *protocol.Error) {
+	WriteStatus(w, perr, protocol.MapError(perr))
+}
+
+// WriteStatus answers perr as a google.rpc.Status body under mapping m:
+// also what the caller answers for what it refuses before the binding
+// (an unknown path, a wrong method, an oversized body).
+func WriteStatus(w http.ResponseWriter, perr *protocol.Error, m protocol.Mapping) {
+	buf := httpbind.GetBuf()
+	*buf = protocol.AppendStatus(*buf, perr, m)
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	if m.RetryAfter != "" {
+		h["Retry-After"] = []string{m.RetryAfter}
+	}
+	w.WriteHeader(m.HTTP)
+	_, _ = w.Write(*buf)
+	httpbind.PutBuf(buf)
+}
+
+var jsonType = []string{"application/json"}

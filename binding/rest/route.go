@@ -1,0 +1,153 @@
+package rest
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// Route is what a request path under the binding's base names: the
+// operation, the task and push config ids in it, and the methods the path
+// allows. The zero Route is no route (404).
+type Route struct {
+	// Op is the operation of the request's method on the path; 0 when
+	// the path exists but the method is not one of Allow (405).
+	Op protocol.Method
+	// TaskID and ConfigID are the path's ids, unescaped.
+	TaskID, ConfigID string
+	// Allow lists the methods the path answers, as the Allow header.
+	Allow string
+	// Body reports whether the operation reads a request body.
+	Body bool
+}
+
+// Found reports whether the path is a route of the binding.
+func (rt Route) Found() bool { return rt.Allow != "" }
+
+// The Allow values of the paths.
+const (
+	allowPost       = "POST"
+	allowGet        = "GET"
+	allowGetPost    = "GET, POST"
+	allowGetDelete  = "GET, DELETE"
+	taskActionSep   = ':'
+	maxPathSegments = 4
+)
+
+// Match maps the method and path (the request path with the base removed,
+// escaped as sent: "/tasks/abc:cancel") to its Route.
+//
+// The 1.0 routes (A2A 1.0 §11):
+//
+//	POST        /message:send
+//	POST        /message:stream
+//	GET         /tasks
+//	GET         /tasks/{id}
+//	POST        /tasks/{id}:cancel
+//	GET, POST   /tasks/{id}:subscribe (the spec's table says POST, its proto GET)
+//	GET, POST   /tasks/{id}/pushNotificationConfigs
+//	GET, DELETE /tasks/{id}/pushNotificationConfigs/{configId}
+//	GET         /extendedAgentCard
+//
+// Ids are single path segments, percent-decoded; a task id that ends in
+// ":cancel" or ":subscribe" names that action.
+func Match(method, path string) Route {
+	if !strings.HasPrefix(path, "/") {
+		return Route{}
+	}
+	segs := strings.Split(path[1:], "/")
+	if len(segs) > maxPathSegments {
+		return Route{}
+	}
+	switch segs[0] {
+	case "message:send":
+		return only(len(segs) == 1, method, allowPost, protocol.MethodSend, true)
+	case "message:stream":
+		return only(len(segs) == 1, method, allowPost, protocol.MethodStream, true)
+	case "extendedAgentCard":
+		return only(len(segs) == 1, method, allowGet, protocol.MethodExtendedCard, false)
+	case "tasks":
+	default:
+		return Route{}
+	}
+	if len(segs) == 1 {
+		return only(true, method, allowGet, protocol.MethodListTasks, false)
+	}
+	id, action := segs[1], ""
+	if len(segs) == 2 {
+		if i := strings.LastIndexByte(id, taskActionSep); i >= 0 {
+			switch id[i+1:] {
+			case "cancel", "subscribe":
+				id, action = id[:i], id[i+1:]
+			}
+		}
+	}
+	taskID, ok := segment(id)
+	if !ok {
+		return Route{}
+	}
+	var rt Route
+	switch {
+	case len(segs) == 2 && action == "":
+		rt = only(true, method, allowGet, protocol.MethodGetTask, false)
+	case len(segs) == 2 && action == "cancel":
+		// An empty body, {} or {"metadata":…}: a2a-go sends none at all.
+		rt = only(true, method, allowPost, protocol.MethodCancelTask, true)
+	case len(segs) == 2:
+		rt = only(true, method, allowGetPost, protocol.MethodSubscribe, false)
+	case segs[2] != "pushNotificationConfigs":
+		return Route{}
+	case len(segs) == 3:
+		rt = Route{Allow: allowGetPost}
+		switch method {
+		case "GET":
+			rt.Op = protocol.MethodPushList
+		case "POST":
+			rt.Op, rt.Body = protocol.MethodPushSet, true
+		}
+	default:
+		cfg, ok := segment(segs[3])
+		if !ok {
+			return Route{}
+		}
+		rt = Route{Allow: allowGetDelete, ConfigID: cfg}
+		switch method {
+		case "GET":
+			rt.Op = protocol.MethodPushGet
+		case "DELETE":
+			rt.Op = protocol.MethodPushDelete
+		}
+	}
+	rt.TaskID = taskID
+	return rt
+}
+
+// only is the Route of a path that answers one method (allow), or none
+// when the path is not one (found false).
+func only(found bool, method, allow string, op protocol.Method, body bool) Route {
+	if !found {
+		return Route{}
+	}
+	rt := Route{Allow: allow}
+	if method == allow || (allow == allowGetPost && (method == "GET" || method == "POST")) {
+		rt.Op, rt.Body = op, body
+	}
+	return rt
+}
+
+// segment unescapes one path segment; an empty one, or one that does not
+// decode, is no id.
+func segment(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	if strings.IndexByte(s, '%') < 0 {
+		return s, true
+	}
+	v, err := url.PathUnescape(s)
+	if err != nil || v == "" {
+		return "", false
+	}
+	return v, true
+}
