@@ -39,14 +39,21 @@ func openStream(t *testing.T, url, version, method string, params any, opts ...r
 	for _, o := range opts {
 		o(req)
 	}
+	return openSSE(t, req)
+}
+
+// openSSE sends req and reads its answer as a stream, which must be one.
+func openSSE(t *testing.T, req *http.Request) *sseStream {
+	t.Helper()
 	// No client timeout: streams live as long as the test wants.
 	resp, err := (&http.Client{}).Do(req)
 	if err != nil {
-		t.Fatalf("stream %s: %v", method, err)
+		t.Fatalf("stream %s %s: %v", req.Method, req.URL, err)
 	}
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		t.Fatalf("stream %s: %d %s", method, resp.StatusCode, resp.Header.Get("Content-Type"))
+		t.Fatalf("stream %s %s: %d %s %s", req.Method, req.URL, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	s := &sseStream{resp: resp, frames: make(chan sseFrame, 64), done: make(chan error, 1)}
 	go s.read()

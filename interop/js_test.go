@@ -25,6 +25,7 @@ func TestJSClient(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"A2A_DUAL_URL="+dualURL,
 		"A2A_LEGACY_URL="+legacyURL,
+		"A2A_REST_URL="+restURL,
 		"AGENT_CONTROL_URL="+agentURL,
 		"NO_COLOR=1",
 	)

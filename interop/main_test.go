@@ -43,9 +43,14 @@ const (
 	// is offered.
 	gatewayPort       = 9184
 	gatewayLegacyPort = 9185
-	adminPort         = 9190
+	// restPort serves 0.3 and 1.0 over JSON-RPC and 1.0 over HTTP+JSON
+	// (rest_path restPath).
+	restPort  = 9186
+	adminPort = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
+	// restPath is the HTTP+JSON base path of the restPort site.
+	restPath = "/a2a/rest"
 )
 
 var (
@@ -54,6 +59,7 @@ var (
 	legacyURL = fmt.Sprintf("http://127.0.0.1:%d", legacyPort)
 	authURL   = fmt.Sprintf("http://127.0.0.1:%d", authPort)
 	replyURL  = fmt.Sprintf("http://127.0.0.1:%d", replyPort)
+	restURL   = fmt.Sprintf("http://127.0.0.1:%d", restPort)
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
@@ -113,7 +119,7 @@ func caddyfile(agentURL string) (string, error) {
 	}
 }
 `, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "") + site(authPort, "0.3 1.0", auth, "") +
-		site(replyPort, "0.3 1.0", "", "\t\treply message\n"), nil
+		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n"), nil
 }
 
 // password is the basic_auth password of a test user.
@@ -153,7 +159,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "interop: stopping Caddy: %v\n", err)
 		}
 	}()
-	for _, base := range []string{dualURL, legacyURL, authURL, replyURL} {
+	for _, base := range []string{dualURL, legacyURL, authURL, replyURL, restURL} {
 		if err := waitReady(base + "/.well-known/agent-card.json"); err != nil {
 			fmt.Fprintf(os.Stderr, "interop: Caddy did not come up: %v\nconfig:\n%s\n", err, cfgJSON)
 			return 1

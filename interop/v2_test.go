@@ -43,6 +43,28 @@ var v2Setups = []v2Setup{
 		},
 	},
 	{
+		name: "rest-1.0",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			card, err := agentcard.DefaultResolver.Resolve(ctx, restURL)
+			if err != nil {
+				t.Fatalf("resolving the card from %s: %v", restURL, err)
+			}
+			// Only the REST transport: the client must find the card's
+			// HTTP+JSON interface.
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(w.client()))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard with the REST transport: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "1.0",
+		method: map[string]string{
+			"send": "POST message:send", "stream": "POST message:stream", "get": "GET tasks/{id}",
+			"cancel": "POST tasks/{id}:cancel", "subscribe": "POST tasks/{id}:subscribe", "list": "GET tasks",
+		},
+	},
+	{
 		name: "jsonrpc-0.3-compat",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()

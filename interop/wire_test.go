@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -31,13 +32,39 @@ func (e *exchange) RespBody() []byte {
 	return bytes.Clone(e.respBody.Bytes())
 }
 
-// rpcMethod is the JSON-RPC method of the request body, "" when none.
+// rpcMethod is the operation of the exchange: the JSON-RPC method of the
+// request body, or for an HTTP+JSON request (under restPath) its verb and
+// route with the ids as {id} ("POST tasks/{id}:cancel"); "" when none.
 func (e *exchange) rpcMethod() string {
+	if op := e.restOp(); op != "" {
+		return op
+	}
 	var env struct {
 		Method string `json:"method"`
 	}
 	_ = json.Unmarshal(e.ReqBody, &env)
 	return env.Method
+}
+
+// restOp is the HTTP+JSON operation of the exchange, "" for none.
+func (e *exchange) restOp() string {
+	u, err := url.Parse(e.URL)
+	if err != nil {
+		return ""
+	}
+	rel, ok := strings.CutPrefix(u.Path, restPath+"/")
+	if !ok {
+		return ""
+	}
+	segs := strings.Split(rel, "/")
+	if len(segs) >= 2 && segs[0] == "tasks" {
+		action := ""
+		if i := strings.LastIndexByte(segs[1], ':'); i >= 0 {
+			action = segs[1][i:]
+		}
+		segs[1] = "{id}" + action
+	}
+	return e.Method + " " + strings.Join(segs, "/")
 }
 
 // wire records every exchange of the clients built for one test and dumps them
@@ -122,7 +149,7 @@ func (w *wire) rpcs() []*exchange {
 	defer w.mu.Unlock()
 	var out []*exchange
 	for _, e := range w.exchanges {
-		if e.Method == http.MethodPost {
+		if e.Method == http.MethodPost || e.restOp() != "" {
 			out = append(out, e)
 		}
 	}

@@ -11,12 +11,15 @@ import {
   ClientFactoryOptions,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
 } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 
 const DUAL = mustEnv('A2A_DUAL_URL');
 const LEGACY = mustEnv('A2A_LEGACY_URL');
+const REST = mustEnv('A2A_REST_URL');
+const REST_PATH = '/a2a/rest/';
 const CONTROL = mustEnv('AGENT_CONTROL_URL');
 const TIMEOUT = { timeout: 20_000 };
 
@@ -35,6 +38,28 @@ const V03 = {
   method: { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel', subscribe: 'tasks/resubscribe' },
 };
 
+// The HTTP+JSON wire: an operation is its verb and route, ids as {id}.
+const V10_REST = {
+  version: '1.0',
+  method: {
+    send: 'POST message:send', stream: 'POST message:stream', get: 'GET tasks/{id}',
+    cancel: 'POST tasks/{id}:cancel', subscribe: 'POST tasks/{id}:subscribe',
+  },
+};
+
+// restOp names an HTTP+JSON request as V10_REST does; undefined for any other.
+function restOp(method, url) {
+  const path = new URL(url).pathname;
+  const i = path.indexOf(REST_PATH);
+  if (i < 0) return undefined;
+  const segs = path.slice(i + REST_PATH.length).split('/');
+  if (segs[0] === 'tasks' && segs.length >= 2) {
+    const colon = segs[1].lastIndexOf(':');
+    segs[1] = '{id}' + (colon >= 0 ? segs[1].slice(colon) : '');
+  }
+  return `${method} ${segs.join('/')}`;
+}
+
 // Each setup is one way a JS user connects; `dialect` is what it must speak.
 const setups = [
   { name: '1.0 (legacyCompat off), dual mount', base: DUAL, legacy: false, dialect: V10 },
@@ -42,6 +67,8 @@ const setups = [
   { name: 'legacyCompat on, dual mount', base: DUAL, legacy: true, dialect: V10 },
   // Offered 0.3 only, the same client must fall back to the 0.3 transport.
   { name: 'legacyCompat on, 0.3-only mount', base: LEGACY, legacy: true, dialect: V03 },
+  // The REST transport alone: it must find the card's HTTP+JSON interface.
+  { name: 'HTTP+JSON 1.0 (RestTransportFactory), rest mount', base: REST, legacy: false, dialect: V10_REST, rest: true },
 ];
 
 // recorder wraps fetch so every exchange is kept: the dialect checks read it and
@@ -58,10 +85,13 @@ function recorder() {
       accept: headers.get('Accept'),
       body: typeof init.body === 'string' ? init.body : undefined,
     };
-    try {
-      entry.rpc = entry.body ? JSON.parse(entry.body).method : undefined;
-    } catch {
-      entry.rpc = undefined;
+    entry.rpc = restOp(entry.httpMethod, url);
+    if (entry.rpc === undefined) {
+      try {
+        entry.rpc = entry.body ? JSON.parse(entry.body).method : undefined;
+      } catch {
+        entry.rpc = undefined;
+      }
     }
     log.push(entry);
     const res = await fetch(input, init);
@@ -92,8 +122,15 @@ async function connect(setup, { polling = false } = {}) {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       cardResolver: new DefaultAgentCardResolver({ legacyCompat, fetchImpl: rec.fetchImpl }),
-      transports: [new JsonRpcTransportFactory({ legacyCompat, fetchImpl: rec.fetchImpl })],
+      transports: [
+        setup.rest
+          ? new RestTransportFactory({ fetchImpl: rec.fetchImpl })
+          : new JsonRpcTransportFactory({ legacyCompat, fetchImpl: rec.fetchImpl }),
+      ],
       clientConfig: { polling },
+      // The defaults hold both transports: the REST setup must pick HTTP+JSON
+      // over the card's first interface (JSON-RPC).
+      ...(setup.rest ? { preferredTransports: ['HTTP+JSON'] } : {}),
     }),
   );
   try {
@@ -141,7 +178,7 @@ function assertState(task, want, what = 'task') {
 // A2A-Version header must belong to the expected dialect.
 function assertDialect(rec, dialect, ops) {
   const allowed = new Set(ops.map((op) => dialect.method[op]));
-  const rpcs = rec.log.filter((e) => e.httpMethod === 'POST');
+  const rpcs = rec.log.filter((e) => e.httpMethod === 'POST' || restOp(e.httpMethod, e.url) !== undefined);
   assert.ok(rpcs.length > 0, 'no JSON-RPC request recorded');
   for (const e of rpcs) {
     assert.ok(allowed.has(e.rpc), `RPC ${e.rpc} is not one of ${[...allowed]}`);
