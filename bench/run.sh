@@ -213,7 +213,9 @@ http://:$p_ceiling {
 	reverse_proxy 127.0.0.1:$p_up
 }
 EOF
-caddyfile v10 "$p_v10" /echo
+# The 1.0 target serves HTTP+JSON too: the REST target is the same process
+# and mount, so the two bindings are compared on one service.
+caddyfile v10 "$p_v10" /echo "rest_path /a2a/rest"
 caddyfile v03 "$p_v03" /echo
 caddyfile rss "$p_rss" /echo
 # h2c besides HTTP/1.1: the idle step measures streams over both.
@@ -406,6 +408,7 @@ if step load; then
 	measure load -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
 		-t "name=ceiling (reverse_proxy),kind=ceiling,url=http://127.0.0.1:$p_ceiling/echo,pid=$pid_ceiling,up=$pid_up" \
 		-t "name=caddy-a2a v1.0 SendMessage,kind=v1.0,url=http://127.0.0.1:$p_v10/a2a,pid=$pid_v10,up=$pid_up" \
+		-t "name=caddy-a2a v1.0 HTTP+JSON message:send,kind=rest,url=http://127.0.0.1:$p_v10/a2a/rest,pid=$pid_v10,up=$pid_up" \
 		-t "name=caddy-a2a v0.3 message/send,kind=v0.3,url=http://127.0.0.1:$p_v03/a2a,pid=$pid_v03,up=$pid_up" \
 		-t "name=a2a-go v2.4.0,kind=v1.0,url=http://127.0.0.1:$p_go/a2a,pid=$pid_a2ago" \
 		-t "name=a2a-js 1.3.0 (express 5),kind=v1.0,url=http://127.0.0.1:$p_js/a2a,pid=$pid_a2ajs" \

@@ -39,10 +39,11 @@ type snippet struct {
 }
 
 // expectsError says whether the snippet shows an error on purpose: one of
-// its expectations names a JSON-RPC error code.
+// its expectations names a JSON-RPC error code or an HTTP+JSON error's
+// status.
 func (s snippet) expectsError() bool {
 	for _, e := range s.expects {
-		if strings.Contains(e, `"code":-32`) {
+		if strings.Contains(e, `"code":-32`) || strings.Contains(e, `"status":"`) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Kind is what a target speaks, which decides the request the generator
@@ -22,14 +23,18 @@ const (
 	KindV10 Kind = "v1.0"
 	// KindV03 is an A2A 0.3 JSON-RPC message/send (no version header).
 	KindV03 Kind = "v0.3"
+	// KindREST is an A2A 1.0 HTTP+JSON POST <url>/message:send, the same
+	// message as KindV10's without the envelope; the answer is
+	// {"task":…}.
+	KindREST Kind = "rest"
 )
 
 func parseKind(s string) (Kind, error) {
 	switch k := Kind(s); k {
-	case KindCeiling, KindV10, KindV03:
+	case KindCeiling, KindV10, KindV03, KindREST:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown kind %q (ceiling, v1.0, v0.3)", s)
+	return "", fmt.Errorf("unknown kind %q (ceiling, v1.0, v0.3, rest)", s)
 }
 
 // requestBuilder appends complete HTTP requests for one target.
@@ -47,9 +52,12 @@ func newRequestBuilder(kind Kind, rawURL string) (*requestBuilder, string, error
 		return nil, "", fmt.Errorf("%s: only http:// targets", rawURL)
 	}
 	path := u.RequestURI()
+	if kind == KindREST {
+		path = strings.TrimSuffix(u.EscapedPath(), "/") + "/message:send"
+	}
 	var h []byte
 	h = fmt.Appendf(h, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", path, u.Host)
-	if kind == KindV10 {
+	if kind == KindV10 || kind == KindREST {
 		h = append(h, "A2A-Version: 1.0\r\n"...)
 	}
 	h = append(h, "Content-Length: "...)
@@ -91,6 +99,12 @@ func (rb *requestBuilder) build(dst, body []byte, w, seq int) ([]byte, []byte) {
 		body = append(body, `","role":"ROLE_USER","parts":[{"text":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `"}]}}}`...)
+	case KindREST:
+		body = append(body, `{"message":{"messageId":"m-`...)
+		body = appendID(body, w, seq)
+		body = append(body, `","role":"ROLE_USER","parts":[{"text":"`...)
+		body = appendText(body, w, seq)
+		body = append(body, `"}]}}`...)
 	case KindV03:
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = strconv.AppendInt(body, int64(seq), 10)
@@ -157,6 +171,16 @@ func check(kind Kind, resp response, w, seq int, scratch []byte) error {
 		return nil
 	}
 	var a rpcAnswer
+	if kind == KindREST {
+		// No envelope: the body is what result holds over JSON-RPC.
+		var r struct {
+			Task *answerTask `json:"task"`
+		}
+		if err := json.Unmarshal(resp.Body, &r); err != nil {
+			return fmt.Errorf("answer is not JSON (%v): %.200s", err, resp.Body)
+		}
+		return checkTask(kind, r.Task, "TASK_STATE_COMPLETED", resp.Body, want)
+	}
 	if err := json.Unmarshal(resp.Body, &a); err != nil {
 		return fmt.Errorf("answer is not JSON (%v): %.200s", err, resp.Body)
 	}
@@ -176,8 +200,14 @@ func check(kind Kind, resp response, w, seq int, scratch []byte) error {
 			return fmt.Errorf("result kind %q, want task", t.Kind)
 		}
 	}
+	return checkTask(kind, t, state, resp.Body, want)
+}
+
+// checkTask checks the task of an answer (body): in state, its artifacts
+// carrying exactly want.
+func checkTask(kind Kind, t *answerTask, state string, body, want []byte) error {
 	if t == nil || t.ID == "" {
-		return fmt.Errorf("result holds no task: %.200s", resp.Body)
+		return fmt.Errorf("result holds no task: %.200s", body)
 	}
 	if t.Status.State != state {
 		return fmt.Errorf("task state %q, want %s", t.Status.State, state)
