@@ -30,6 +30,7 @@ import (
 //		card_path         /.well-known/agent-card.json
 //		rpc_path          /a2a
 //		rest_path         <path>      (off unless set)
+//		grpc              on|off      (default off)
 //		url               <public rpc url>
 //		name              <text>
 //		description       <text>
@@ -109,7 +110,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // The subdirectives of each block, in the order of their cases below: the
 // ones a typo is compared with.
 var (
-	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "url", "name", "description", "version",
+	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "grpc", "url", "name", "description", "version",
 		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
 		"limits", "extension", "cors", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
 	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
@@ -135,6 +136,8 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		h.RPCPath, err = oneArg(d)
 	case "rest_path":
 		h.RESTPath, err = oneArg(d)
+	case "grpc":
+		h.GRPC, err = onOffArg(d)
 	case "url":
 		h.URL, err = oneArg(d)
 	case "name":

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/binding/rest"
@@ -116,6 +118,12 @@ type Handler struct {
 	// binding, so that an auth matcher written for rpc_path never leaves
 	// a binding it does not cover open.
 	RESTPath string `json:"rest_path,omitempty"`
+
+	// GRPC serves the gRPC binding of A2A 1.0 (lf.a2a.v1.A2AService) on
+	// the site's own HTTP/2: TLS h2, or h2c where the server allows it
+	// (servers { protocols h1 h2 h2c }). The card lists it as host:port.
+	// Default: off.
+	GRPC bool `json:"grpc,omitempty"`
 
 	// URL is the public JSON-RPC URL written into the card. Default:
 	// derived from each card request: the scheme (https when the
@@ -221,6 +229,7 @@ type Handler struct {
 	browser  *browserPolicy
 	rpc      *jsonrpc.Binding
 	rest     *rest.Binding
+	grpc     *grpcbind.Binding
 	// restBase is RESTPath without a trailing slash ("" for the root).
 	restBase string
 	cards    *httpbind.CardServer
@@ -447,6 +456,7 @@ func (h *Handler) logMounted() {
 		zap.String("card_path", h.CardPath),
 		zap.String("rpc_path", h.RPCPath),
 		zap.String("rest_path", h.RESTPath),
+		zap.Bool("grpc", h.GRPC),
 		zap.Strings("versions", versions),
 		zap.String("reply", h.Reply),
 		zap.Bool("streaming", *h.Streaming),
@@ -508,6 +518,12 @@ func (h *Handler) build() error {
 		}
 		h.restBase = strings.TrimSuffix(h.RESTPath, "/")
 	}
+	h.grpc = nil
+	if h.GRPC {
+		if h.grpc, err = grpcbind.New(svc, int(min(h.MaxRequestBody, math.MaxInt32))); err != nil {
+			return err
+		}
+	}
 	var card *protocol.AgentCard
 	if h.card != nil {
 		c := *h.card
@@ -551,6 +567,9 @@ func (h *Handler) agentCard(svc *handler.Service, agent *protocol.AgentCard) {
 // It is also called after a failed Provision, so it tolerates a partial
 // setup.
 func (h *Handler) Cleanup() error {
+	if h.grpc != nil {
+		h.grpc.Stop()
+	}
 	if h.stopCard != nil {
 		h.stopCard()
 		h.stopCard = nil
@@ -576,6 +595,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		st, err := h.startRPC(w, r)
 		st.Serve()
 		return err
+	}
+	if h.grpc != nil && isGRPC(r) {
+		h.serveGRPC(w, r)
+		return nil
 	}
 	if h.rest != nil {
 		if rel, ok := h.restRoute(r.URL.Path); ok {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 )
@@ -29,7 +30,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
-	h.cards.ServeCard(w, r, u, h.restURL(u))
+	h.cards.ServeCard(w, r, httpbind.CardURLs{RPC: u, REST: h.restURL(u), GRPC: h.grpcAddr(u)})
 	return nil
 }
 

@@ -10,6 +10,7 @@ require (
 	github.com/caddy-a2a/caddy-a2a v0.0.0-00010101000000-000000000000
 	github.com/caddyserver/caddy/v2 v2.11.9
 	golang.org/x/crypto v0.58.0
+	google.golang.org/grpc v1.83.2
 )
 
 require (
@@ -172,7 +173,6 @@ require (
 	google.golang.org/api v0.298.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260921155816-b14227669459 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260921155816-b14227669459 // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -44,7 +44,7 @@ const (
 	gatewayPort       = 9184
 	gatewayLegacyPort = 9185
 	// restPort serves 0.3 and 1.0 over JSON-RPC and 1.0 over HTTP+JSON
-	// (rest_path restPath).
+	// (rest_path restPath) and gRPC (h2c).
 	restPort  = 9186
 	adminPort = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
@@ -112,14 +112,14 @@ func caddyfile(agentURL string) (string, error) {
 	admin localhost:%d
 	auto_https off
 	servers {
-		protocols h1
+		protocols h1 h2c
 	}
 	log {
 		level %s
 	}
 }
 `, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "") + site(authPort, "0.3 1.0", auth, "") +
-		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n"), nil
+		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n"), nil
 }
 
 // password is the basic_auth password of a test user.

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 )
 
 // v2Setup is one way of building an a2a-go v2 client: its native 1.0 JSON-RPC
@@ -62,6 +63,28 @@ var v2Setups = []v2Setup{
 		method: map[string]string{
 			"send": "POST message:send", "stream": "POST message:stream", "get": "GET tasks/{id}",
 			"cancel": "POST tasks/{id}:cancel", "subscribe": "POST tasks/{id}:subscribe", "list": "GET tasks",
+		},
+	},
+	{
+		name: "grpc-1.0",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			card, err := agentcard.DefaultResolver.Resolve(ctx, restURL)
+			if err != nil {
+				t.Fatalf("resolving the card from %s: %v", restURL, err)
+			}
+			// Only the gRPC transport: the client must find the card's GRPC
+			// interface (host:port) and reach it over h2c.
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2agrpc.WithGRPCTransport(w.grpcOptions()...))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard with the gRPC transport: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "1.0",
+		method: map[string]string{
+			"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask",
+			"cancel": "CancelTask", "subscribe": "SubscribeToTask", "list": "ListTasks",
 		},
 	},
 	{
@@ -416,6 +439,9 @@ func requireSSE(t *testing.T, w *wire, method string) {
 	for _, e := range w.rpcs() {
 		if e.rpcMethod() != method {
 			continue
+		}
+		if e.GRPCMethod != "" {
+			return // a server stream by the protocol itself
 		}
 		if ct := e.RespHeader.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 			t.Errorf("%s answered Content-Type %q, want text/event-stream", method, ct)

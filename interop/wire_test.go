@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 // exchange is one HTTP round trip a client library made, kept byte for byte so
@@ -23,6 +28,9 @@ type exchange struct {
 	mu          sync.Mutex
 	respBody    bytes.Buffer
 	Err         error
+	// GRPCMethod is the method of a gRPC call ("SendMessage"), recorded by
+	// the interceptors of grpcOptions; "" for an HTTP exchange.
+	GRPCMethod string
 }
 
 // RespBody returns the response bytes read so far (streams grow as read).
@@ -36,6 +44,9 @@ func (e *exchange) RespBody() []byte {
 // request body, or for an HTTP+JSON request (under restPath) its verb and
 // route with the ids as {id} ("POST tasks/{id}:cancel"); "" when none.
 func (e *exchange) rpcMethod() string {
+	if e.GRPCMethod != "" {
+		return e.GRPCMethod
+	}
 	if op := e.restOp(); op != "" {
 		return op
 	}
@@ -87,6 +98,39 @@ func newWire(t *testing.T) *wire {
 		}
 	})
 	return w
+}
+
+// grpcOptions are the dial options of a gRPC client whose calls the
+// recorder keeps: the method and the outgoing metadata as headers.
+func (w *wire) grpcOptions() []grpc.DialOption {
+	record := func(ctx context.Context, method string) *exchange {
+		ex := &exchange{Method: http.MethodPost, URL: method, ReqHeader: http.Header{}}
+		ex.GRPCMethod = method[strings.LastIndexByte(method, '/')+1:]
+		md, _ := metadata.FromOutgoingContext(ctx)
+		for k, vs := range md {
+			for _, v := range vs {
+				ex.ReqHeader.Add(k, v)
+			}
+		}
+		w.mu.Lock()
+		w.exchanges = append(w.exchanges, ex)
+		w.mu.Unlock()
+		return ex
+	}
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			ex := record(ctx, method)
+			ex.Err = invoker(ctx, method, req, reply, cc, opts...)
+			return ex.Err
+		}),
+		grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			ex := record(ctx, method)
+			cs, err := streamer(ctx, desc, cc, method, opts...)
+			ex.Err = err
+			return cs, err
+		}),
+	}
 }
 
 // client is an *http.Client that goes through the recorder.

@@ -157,13 +157,13 @@ func appendErrorDataV10(dst []byte, e *Error) []byte {
 // hasDetails reports whether e has an ErrorInfo or a BadRequest to carry
 // (appendErrorDataV10 says which).
 func hasDetails(e *Error) bool {
-	return errorReason(e) != "" || len(e.Violations) > 0
+	return ErrorReason(e) != "" || len(e.Violations) > 0
 }
 
-// errorReason is the ErrorInfo reason of e: its own, or, for a plain
+// ErrorReason is the ErrorInfo reason of e: its own, or, for a plain
 // JSON-RPC error with metadata to carry, one named after its code; ""
 // for none.
-func errorReason(e *Error) string {
+func ErrorReason(e *Error) string {
 	reason := e.Reason
 	if reason == "" && len(e.Metadata) > 0 {
 		reason = jsonrpcReasons[e.Code]
@@ -177,7 +177,7 @@ func errorReason(e *Error) string {
 // appendErrorDetails appends the [ErrorInfo?, BadRequest?] array of e: the
 // data of a 1.0 JSON-RPC error and the details of a google.rpc.Status.
 func appendErrorDetails(dst []byte, e *Error) []byte {
-	reason := errorReason(e)
+	reason := ErrorReason(e)
 	dst = append(dst, '[')
 	if reason != "" {
 		dst = append(dst, `{"@type":"`+typeErrorInfo+`","reason":`...)

@@ -58,15 +58,21 @@ type cardServerState struct {
 type cardSet struct {
 	card  protocol.AgentCard
 	mu    sync.RWMutex
-	cache map[cardURLs]*cardDocs
+	cache map[CardURLs]*cardDocs
 }
 
-// cardURLs are the URLs of a card's interfaces: JSON-RPC's, and
-// HTTP+JSON's ("" when the mount has no such binding).
-type cardURLs struct{ rpc, rest string }
+// CardURLs are the addresses of a card's interfaces.
+type CardURLs struct {
+	// RPC is the JSON-RPC URL, of every version served.
+	RPC string
+	// REST is the HTTP+JSON base URL (A2A 1.0); "" for none.
+	REST string
+	// GRPC is the gRPC host:port (A2A 1.0); "" for none.
+	GRPC string
+}
 
 func newCardSet(card protocol.AgentCard) *cardSet {
-	return &cardSet{card: card, cache: make(map[cardURLs]*cardDocs)}
+	return &cardSet{card: card, cache: make(map[CardURLs]*cardDocs)}
 }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
@@ -128,10 +134,9 @@ func (c *CardServer) URLFromRequest() {
 	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
 }
 
-// ServeCard writes the card whose interfaces point at rpcURL (JSON-RPC,
-// every version served) and restURL (HTTP+JSON, A2A 1.0; "" for none).
+// ServeCard writes the card whose interfaces are at urls.
 // Methods other than GET and HEAD get 405 with an Allow header.
-func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL, restURL string) {
+func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls CardURLs) {
 	h := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h["Allow"] = allowGetHead
@@ -149,7 +154,7 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL, r
 	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
-	doc := set.doc(cardURLs{rpcURL, restURL}, variant, c.s.versions)
+	doc := set.doc(urls, variant, c.s.versions)
 	h["Etag"] = doc.etagH
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
@@ -167,7 +172,7 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, rpcURL, r
 
 // doc returns the variant of the card for urls, cached while the cache
 // has room.
-func (s *cardSet) doc(urls cardURLs, variant int, versions []protocol.Version) *cardDoc {
+func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *cardDoc {
 	s.mu.RLock()
 	docs := s.cache[urls]
 	s.mu.RUnlock()
@@ -186,14 +191,21 @@ func (s *cardSet) doc(urls cardURLs, variant int, versions []protocol.Version) *
 }
 
 // render lists, for each version served, its JSON-RPC interface, and
-// after 1.0's the HTTP+JSON one: the first is the one a client prefers.
-func (s *cardSet) render(urls cardURLs, versions []protocol.Version) *cardDocs {
+// after 1.0's the HTTP+JSON and gRPC ones: the first is the one a client
+// prefers.
+func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
 	card := s.card
-	card.Interfaces = make([]protocol.Interface, 0, len(versions)+1)
+	card.Interfaces = make([]protocol.Interface, 0, len(versions)+2)
 	for _, v := range versions {
-		card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.rpc, Binding: "JSONRPC", Version: v})
-		if v == protocol.V10 && urls.rest != "" {
-			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.rest, Binding: "HTTP+JSON", Version: v})
+		card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.RPC, Binding: "JSONRPC", Version: v})
+		if v != protocol.V10 {
+			continue
+		}
+		if urls.REST != "" {
+			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.REST, Binding: "HTTP+JSON", Version: v})
+		}
+		if urls.GRPC != "" {
+			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.GRPC, Binding: "GRPC", Version: v})
 		}
 	}
 	return &cardDocs{

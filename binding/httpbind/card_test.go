@@ -30,7 +30,7 @@ func serveCard(cs *CardServer, method, url string, hdr map[string]string) *httpt
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
-	cs.ServeCard(w, r, url, "")
+	cs.ServeCard(w, r, CardURLs{RPC: url})
 	return w
 }
 
@@ -195,8 +195,8 @@ func TestCardHitAllocs(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
 	r.Header.Set("A2A-Version", "1.0")
 	w := &nopWriter{h: http.Header{}}
-	cs.ServeCard(w, r, "https://a/", "")
-	if n := testing.AllocsPerRun(100, func() { cs.ServeCard(w, r, "https://a/", "") }); n != 0 {
+	cs.ServeCard(w, r, CardURLs{RPC: "https://a/"})
+	if n := testing.AllocsPerRun(100, func() { cs.ServeCard(w, r, CardURLs{RPC: "https://a/"}) }); n != 0 {
 		t.Fatalf("%v allocs per cached card answer", n)
 	}
 }
@@ -207,7 +207,7 @@ func BenchmarkCardHit(b *testing.B) {
 	w := &nopWriter{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
-		cs.ServeCard(w, r, "https://a/", "")
+		cs.ServeCard(w, r, CardURLs{RPC: "https://a/"})
 	}
 }
 
@@ -235,16 +235,17 @@ func TestCardPendingAndSet(t *testing.T) {
 	}
 }
 
-// TestCardRESTInterface: an HTTP+JSON URL adds its 1.0 interface right
-// after 1.0's JSON-RPC one, and to nothing of the 0.3 members.
+// TestCardRESTInterface: an HTTP+JSON URL and a gRPC address add their 1.0
+// interfaces right after 1.0's JSON-RPC one, and to nothing of the 0.3 members.
 func TestCardRESTInterface(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, 5*time.Minute)
 	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
 	w := httptest.NewRecorder()
-	cs.ServeCard(w, r, "https://a.example/a2a", "https://a.example/a2a/rest")
+	cs.ServeCard(w, r, CardURLs{RPC: "https://a.example/a2a", REST: "https://a.example/a2a/rest", GRPC: "a.example:443"})
 	body := w.Body.String()
 	const want = `"supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},` +
 		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},` +
+		`{"url":"a.example:443","protocolBinding":"GRPC","protocolVersion":"1.0"},` +
 		`{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]`
 	if !strings.Contains(body, want) {
 		t.Fatalf("card:\n%s\nwant %s", body, want)
@@ -254,7 +255,7 @@ func TestCardRESTInterface(t *testing.T) {
 	}
 	// Another pair of URLs is another document, cached apart.
 	w2 := httptest.NewRecorder()
-	cs.ServeCard(w2, r, "https://a.example/a2a", "")
+	cs.ServeCard(w2, r, CardURLs{RPC: "https://a.example/a2a"})
 	if strings.Contains(w2.Body.String(), "HTTP+JSON") {
 		t.Fatal("the card without an HTTP+JSON URL lists one")
 	}

@@ -1,0 +1,345 @@
+// Package grpcbind is the gRPC binding of A2A 1.0 (§10): the service
+// lf.a2a.v1.A2AService, with the generated code a2a-go ships
+// (a2apb/v1), over the one service (handler.Service). A request message
+// is written as ProtoJSON, which A2A 1.0's JSON is, and read by the 1.0
+// codec like a JSON-RPC call's params; a result is encoded by the codec
+// and read into its message the same way. So every rule (limits, ids,
+// parts, errors) is the codec's and the service's, whatever the binding.
+//
+// It serves inside Caddy through grpc-go's ServeHTTP, on the site's own
+// HTTP/2 (TLS h2, or h2c): the caller's identity comes from Caddy's auth
+// exactly as for the other bindings (Caller).
+package grpcbind
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
+	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// ServicePath is the path prefix of the service's methods: what a router
+// hands to the binding.
+const ServicePath = "/lf.a2a.v1.A2AService/"
+
+// Binding is the gRPC server of one service.
+type Binding struct {
+	a2apb.UnimplementedA2AServiceServer
+	svc    *handler.Service
+	codec  protocol.Codec
+	server *grpc.Server
+}
+
+// New returns the gRPC binding of svc, which must serve A2A 1.0. A
+// request message is at most maxMessage bytes (the mount's
+// max_request_body).
+func New(svc *handler.Service, maxMessage int) (*Binding, error) {
+	if !svc.Serves(protocol.V10) {
+		return nil, errors.New("grpc: the gRPC binding serves A2A 1.0, which the service does not")
+	}
+	b := &Binding{svc: svc, codec: svc.Codec(protocol.V10)}
+	b.server = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage))
+	a2apb.RegisterA2AServiceServer(b.server, b)
+	return b, nil
+}
+
+// ServeHTTP serves one gRPC call that came over HTTP/2; r's context
+// carries the caller (WithCaller).
+func (b *Binding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.server.ServeHTTP(w, r)
+}
+
+// Stop ends the calls in progress: the config is being unloaded.
+func (b *Binding) Stop() { b.server.Stop() }
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c, the caller the module resolved for
+// the HTTP request the call came in.
+func WithCaller(ctx context.Context, c handler.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// start is what every method does first: the caller, the version and
+// extension metadata (A2A 1.0 §10: a2a-version, a2a-extensions), and the
+// service's refusals of the operation as such.
+func (b *Binding) start(ctx context.Context, m protocol.Method) (handler.Caller, error) {
+	c, _ := ctx.Value(callerKey{}).(handler.Caller)
+	md, _ := metadata.FromIncomingContext(ctx)
+	if vs := md.Get("a2a-version"); len(vs) > 0 && vs[0] != "" {
+		if v, ok := protocol.ParseVersionHeader(vs[0]); !ok || v != protocol.V10 {
+			perr := protocol.ErrVersionNotSupported(vs[0], "Protocol version "+vs[0]+" is not served over gRPC, which serves A2A 1.0")
+			perr.Metadata["supportedVersions"] = protocol.V10.String()
+			return c, statusError(perr)
+		}
+	}
+	neg := b.svc.Negotiate(md.Get("a2a-extensions"), md.Get("x-a2a-extensions"))
+	c.Extensions = neg.Activated
+	if len(neg.Activated) > 0 {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("a2a-extensions", strings.Join(neg.Activated, ", ")))
+	}
+	if perr := b.svc.Admit(m, &neg); perr != nil {
+		return c, statusError(perr)
+	}
+	return c, nil
+}
+
+// params writes a request message as the JSON params the codec reads,
+// held to the rules of a JSON-RPC body (nesting above all).
+func (b *Binding) params(msg proto.Message) ([]byte, error) {
+	js, err := protojson.Marshal(msg)
+	if err != nil {
+		return nil, statusError(protocol.ErrInvalidParams("The request message cannot be read"))
+	}
+	if perr := protocol.CheckBody(js, b.svc.MaxJSONDepth()); perr != nil {
+		return nil, statusError(perr)
+	}
+	return js, nil
+}
+
+// result reads what appendResult encodes into msg.
+func result[M proto.Message](appendResult func([]byte) []byte, msg M) (M, error) {
+	buf := httpbind.GetBuf()
+	defer httpbind.PutBuf(buf)
+	*buf = appendResult(*buf)
+	if err := unmarshal.Unmarshal(*buf, msg); err != nil {
+		return msg, status.Error(codes.Internal, "The answer could not be encoded")
+	}
+	return msg, nil
+}
+
+// unmarshal reads the codec's JSON. Unknown members are refused: the codec
+// writes the proto's names, and a member the proto lacks is a bug a test
+// is to find, not a member to drop.
+var unmarshal = protojson.UnmarshalOptions{}
+
+// SendMessage implements a2apb.A2AServiceServer.
+func (b *Binding) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	c, err := b.start(ctx, protocol.MethodSend)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.decodeSend(req)
+	if err != nil {
+		return nil, err
+	}
+	ev, perr := b.svc.SendMessage(ctx, c, p)
+	if perr != nil {
+		return nil, statusError(perr)
+	}
+	return result(func(dst []byte) []byte { return b.codec.AppendSendResult(dst, &ev) }, &a2apb.SendMessageResponse{})
+}
+
+func (b *Binding) decodeSend(req *a2apb.SendMessageRequest) (*protocol.SendParams, error) {
+	js, err := b.params(req)
+	if err != nil {
+		return nil, err
+	}
+	p, derr := b.codec.DecodeSend(js)
+	if derr != nil {
+		return nil, statusError(paramsError(derr))
+	}
+	return p, nil
+}
+
+// GetTask implements a2apb.A2AServiceServer.
+func (b *Binding) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
+	c, err := b.start(ctx, protocol.MethodGetTask)
+	if err != nil {
+		return nil, err
+	}
+	js, err := b.params(req)
+	if err != nil {
+		return nil, err
+	}
+	p, derr := b.codec.DecodeGetTask(js)
+	if derr != nil {
+		return nil, statusError(paramsError(derr))
+	}
+	t, perr := b.svc.GetTask(ctx, c, p)
+	if perr != nil {
+		return nil, statusError(perr)
+	}
+	return result(func(dst []byte) []byte { return b.codec.AppendTask(dst, t) }, &a2apb.Task{})
+}
+
+// ListTasks implements a2apb.A2AServiceServer.
+func (b *Binding) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
+	c, err := b.start(ctx, protocol.MethodListTasks)
+	if err != nil {
+		return nil, err
+	}
+	js, err := b.params(req)
+	if err != nil {
+		return nil, err
+	}
+	p, derr := b.codec.DecodeListTasks(js)
+	if derr != nil {
+		return nil, statusError(paramsError(derr))
+	}
+	res, perr := b.svc.ListTasks(ctx, c, p)
+	if perr != nil {
+		return nil, statusError(perr)
+	}
+	return result(func(dst []byte) []byte { return b.codec.AppendListTasks(dst, res) }, &a2apb.ListTasksResponse{})
+}
+
+// CancelTask implements a2apb.A2AServiceServer.
+func (b *Binding) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
+	c, err := b.start(ctx, protocol.MethodCancelTask)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.decodeTaskID(req)
+	if err != nil {
+		return nil, err
+	}
+	t, perr := b.svc.CancelTask(ctx, c, p)
+	if perr != nil {
+		return nil, statusError(perr)
+	}
+	return result(func(dst []byte) []byte { return b.codec.AppendTask(dst, t) }, &a2apb.Task{})
+}
+
+func (b *Binding) decodeTaskID(req proto.Message) (*protocol.TaskIDParams, error) {
+	js, err := b.params(req)
+	if err != nil {
+		return nil, err
+	}
+	p, derr := b.codec.DecodeTaskID(js)
+	if derr != nil {
+		return nil, statusError(paramsError(derr))
+	}
+	return p, nil
+}
+
+// SendStreamingMessage implements a2apb.A2AServiceServer.
+func (b *Binding) SendStreamingMessage(req *a2apb.SendMessageRequest, ss grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	ctx := ss.Context()
+	c, err := b.start(ctx, protocol.MethodStream)
+	if err != nil {
+		return err
+	}
+	p, err := b.decodeSend(req)
+	if err != nil {
+		return err
+	}
+	st, perr := b.svc.SendStreamingMessage(ctx, c, p)
+	if perr != nil {
+		return statusError(perr)
+	}
+	return b.serveStream(st, ss)
+}
+
+// SubscribeToTask implements a2apb.A2AServiceServer. A2A's resume point
+// travels as the metadata last-event-id (the SSE bindings' header).
+func (b *Binding) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, ss grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	ctx := ss.Context()
+	c, err := b.start(ctx, protocol.MethodSubscribe)
+	if err != nil {
+		return err
+	}
+	p, err := b.decodeTaskID(req)
+	if err != nil {
+		return err
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	after := ""
+	if v := md.Get("last-event-id"); len(v) > 0 {
+		after = v[0]
+	}
+	st, perr := b.svc.SubscribeToTask(ctx, c, p, after)
+	if perr != nil {
+		return statusError(perr)
+	}
+	return b.serveStream(st, ss)
+}
+
+// The push config methods and the extended card: refused by Admit until
+// the service offers them, the same errors as over the other bindings.
+
+// CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (b *Binding) CreateTaskPushNotificationConfig(ctx context.Context, _ *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	return nil, b.refused(ctx, protocol.MethodPushSet)
+}
+
+// GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (b *Binding) GetTaskPushNotificationConfig(ctx context.Context, _ *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	return nil, b.refused(ctx, protocol.MethodPushGet)
+}
+
+// ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
+func (b *Binding) ListTaskPushNotificationConfigs(ctx context.Context, _ *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	return nil, b.refused(ctx, protocol.MethodPushList)
+}
+
+// DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (b *Binding) DeleteTaskPushNotificationConfig(ctx context.Context, _ *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return nil, b.refused(ctx, protocol.MethodPushDelete)
+}
+
+// GetExtendedAgentCard implements a2apb.A2AServiceServer.
+func (b *Binding) GetExtendedAgentCard(ctx context.Context, _ *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
+	return nil, b.refused(ctx, protocol.MethodExtendedCard)
+}
+
+// refused is the error of an operation the service does not offer.
+func (b *Binding) refused(ctx context.Context, m protocol.Method) error {
+	if _, err := b.start(ctx, m); err != nil {
+		return err
+	}
+	return statusError(protocol.ErrUnsupportedOperation("This operation is not supported"))
+}
+
+// paramsError is a codec decode error as the caller is sent it.
+func paramsError(err error) *protocol.Error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe
+	}
+	return protocol.ErrInvalidParams("")
+}
+
+// statusError is perr as a gRPC status (A2A 1.0 §10.6): the canonical code
+// of the HTTP+JSON mapping, the message, and the ErrorInfo and BadRequest
+// details the other bindings carry.
+func statusError(perr *protocol.Error) error {
+	code := codes.Code(protocol.MapError(perr).Code)
+	if perr.Code == protocol.CodeResourceExhausted {
+		// A full store and a caller at its quota alike: HTTP tells them
+		// apart (503, 429), gRPC has the one code for both.
+		code = codes.ResourceExhausted
+	}
+	st := status.New(code, perr.Message)
+	var details []protoadapt.MessageV1
+	if reason := protocol.ErrorReason(perr); reason != "" {
+		details = append(details, &errdetails.ErrorInfo{Reason: reason, Domain: protocol.ErrorDomain, Metadata: perr.Metadata})
+	}
+	if len(perr.Violations) > 0 {
+		br := &errdetails.BadRequest{}
+		for _, v := range perr.Violations {
+			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
+		}
+		details = append(details, br)
+	}
+	if len(details) > 0 {
+		if withDetails, err := st.WithDetails(details...); err == nil {
+			st = withDetails
+		}
+	}
+	return st.Err()
+}
