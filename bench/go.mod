@@ -7,6 +7,7 @@ replace github.com/caddy-a2a/caddy-a2a => ../
 require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/caddyserver/caddy/v2 v2.11.9
+	google.golang.org/grpc v1.83.2
 )
 
 require (
@@ -169,7 +170,6 @@ require (
 	google.golang.org/api v0.298.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260921155816-b14227669459 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260921155816-b14227669459 // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -5,8 +5,8 @@
 #   QUICK=1 bash bench/run.sh      smoke check, about 3 minutes
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
-#   ONLY="load stream" bash bench/run.sh   only some steps, of: load stream
-#                                  gateway redis idle rss profile (profile
+#   ONLY="load stream" bash bench/run.sh   only some steps, of: load grpc
+#                                  stream gateway redis idle rss profile (profile
 #                                  needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
@@ -17,7 +17,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 39 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 42 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -88,14 +88,17 @@ p_pinup=$((port + 35))  # the upstream of the pinned redis run (core 0)
 p_pinrp=$((port + 36))  # Caddy reverse_proxy → p_pinup (core 0)
 p_pina2a=$((port + 37)) # Caddy + a2a, store redis → p_pinredis (core 0)
 p_pinredis=$((port + 38)) # redis-server on a core of its own (core 1)
+p_grpcup=$((port + 39))   # the tiny gRPC agent (bench/cmd/grpcup), h2c
+p_grpcrp=$((port + 40))   # Caddy reverse_proxy h2c → grpcup (the gRPC ceiling)
+p_grpca2a=$((port + 41))  # Caddy + a2a, grpc on (h2c), over the upstream agent
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 39; p++)); do
+for ((p = port; p < port + 42; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "port $p (of $port-$((port + 38))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		echo "port $p (of $port-$((port + 41))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
 		exit 1
 	fi
@@ -429,6 +432,47 @@ if step stream; then
 		-proxy "http://127.0.0.1:$p_sproxy/ndjson/5000/0s" \
 		-chunks 5000 -d "$events_d"
 	stop "$pid_stream"
+fi
+
+# The grpc step: A2A 1.0's gRPC SendMessage through the module (grpc on,
+# over the same HTTP upstream as every other target) beside Caddy's own
+# reverse_proxy of gRPC (h2c) to a tiny gRPC agent answering the same task,
+# and, in the same process as the module's gRPC, its JSON-RPC and HTTP+JSON.
+h2c_globals='	servers {
+		protocols h1 h2 h2c
+	}'
+cat >"$work/grpcrp.caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	persist_config off
+$h2c_globals
+}
+
+http://:$p_grpcrp {
+	bind 127.0.0.1
+	reverse_proxy h2c://127.0.0.1:$p_grpcup
+}
+EOF
+caddyfile grpca2a "$p_grpca2a" /echo "grpc on
+		rest_path /a2a/rest" "admin off
+$h2c_globals"
+
+if step grpc; then
+	log "grpc: SendMessage over gRPC (h2c) beside reverse_proxy of gRPC"
+	start grpcup "$bin/grpcup" -addr "127.0.0.1:$p_grpcup"
+	start grpcrp "$bin/caddy" run --adapter caddyfile --config "$work/grpcrp.caddyfile"
+	start grpca2a "$bin/caddy" run --adapter caddyfile --config "$work/grpca2a.caddyfile"
+	for pn in "$p_grpcup grpcup" "$p_grpcrp grpcrp" "$p_grpca2a grpca2a"; do
+		wait_port $pn
+	done
+	measure load -title "Blocking SendMessage over gRPC (h2c)" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+		-t "name=reverse_proxy (gRPC h2c) → gRPC agent,kind=grpc,url=http://127.0.0.1:$p_grpcrp,pid=$pid_grpcrp,up=$pid_grpcup" \
+		-t "name=caddy-a2a gRPC SendMessage,kind=grpc,url=http://127.0.0.1:$p_grpca2a,pid=$pid_grpca2a,up=$pid_up" \
+		-t "name=caddy-a2a JSON-RPC SendMessage (same process),kind=v1.0,url=http://127.0.0.1:$p_grpca2a/a2a,pid=$pid_grpca2a,up=$pid_up" \
+		-t "name=caddy-a2a HTTP+JSON message:send (same process),kind=rest,url=http://127.0.0.1:$p_grpca2a/a2a/rest,pid=$pid_grpca2a,up=$pid_up" \
+		-ceiling "reverse_proxy (gRPC h2c) → gRPC agent"
+	stop "$pid_grpcup" "$pid_grpcrp" "$pid_grpca2a"
 fi
 
 if step gateway; then

@@ -14,7 +14,7 @@ import (
 func cmdLoad(args []string) error {
 	fs := newFlags("load")
 	var targets targetFlags
-	fs.Var(&targets, "t", "target name=…,kind=ceiling|v1.0|v0.3,url=…[,pid=…][,up=…] (repeat)")
+	fs.Var(&targets, "t", "target name=…,kind=ceiling|v1.0|v0.3|rest|grpc,url=…[,pid=…][,up=…] (repeat)")
 	conns := fs.Int("c", 32, "connections per target (closed loop)")
 	dur := fs.Duration("d", 10*time.Second, "measured duration of one round")
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each round")

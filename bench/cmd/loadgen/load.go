@@ -79,6 +79,9 @@ func parseTarget(s string) (*target, error) {
 	if t.Name == "" || t.Kind == "" || t.URL == "" {
 		return nil, fmt.Errorf("target %q: name, kind and url are required", s)
 	}
+	if t.Kind == KindGRPC {
+		return t, nil
+	}
 	t.rb, t.addr, err = newRequestBuilder(t.Kind, t.URL)
 	return t, err
 }
@@ -144,6 +147,7 @@ func (p phase) run(t *target) phaseResult {
 			defer wg.Done()
 			var (
 				c        *conn
+				gc       *grpcConn
 				req, bod []byte
 				scratch  = make([]byte, 0, 64)
 				lat      = make([]int64, 0, 4096)
@@ -152,6 +156,9 @@ func (p phase) run(t *target) phaseResult {
 			defer func() {
 				if c != nil {
 					c.Close()
+				}
+				if gc != nil {
+					gc.Close()
 				}
 				mu.Lock()
 				res.lat = append(res.lat, lat...)
@@ -165,6 +172,28 @@ func (p phase) run(t *target) phaseResult {
 				}
 				if p.limit > 0 && done.Add(1) > p.limit {
 					return
+				}
+				if t.Kind == KindGRPC {
+					if gc == nil {
+						var err error
+						if gc, err = dialGRPC(t.URL); err != nil {
+							fail(err)
+							time.Sleep(10 * time.Millisecond)
+							continue
+						}
+					}
+					err := gc.call(w, seq, scratch)
+					t1 := time.Now()
+					if !t0.Before(measureFrom) {
+						if err != nil {
+							fail(err)
+						} else {
+							ok++
+							lat = append(lat, int64(t1.Sub(t0)))
+						}
+						lastEnd.Store(t1.UnixNano())
+					}
+					continue
 				}
 				if c == nil {
 					var err error

@@ -27,14 +27,17 @@ const (
 	// message as KindV10's without the envelope; the answer is
 	// {"task":…}.
 	KindREST Kind = "rest"
+	// KindGRPC is an A2A 1.0 gRPC SendMessage over h2c (grpc_load.go); the
+	// url is http://host:port.
+	KindGRPC Kind = "grpc"
 )
 
 func parseKind(s string) (Kind, error) {
 	switch k := Kind(s); k {
-	case KindCeiling, KindV10, KindV03, KindREST:
+	case KindCeiling, KindV10, KindV03, KindREST, KindGRPC:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown kind %q (ceiling, v1.0, v0.3, rest)", s)
+	return "", fmt.Errorf("unknown kind %q (ceiling, v1.0, v0.3, rest, grpc)", s)
 }
 
 // requestBuilder appends complete HTTP requests for one target.
