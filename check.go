@@ -200,8 +200,8 @@ func isJSONObject(b []byte) bool {
 
 // checkPath accepts an absolute, clean request path.
 // checkRESTPath checks rest_path: a plain path, without a trailing slash
-// (the routes add theirs) unless it is the root, on a mount that serves
-// A2A 1.0, the version of the HTTP+JSON routes.
+// (the routes add theirs) unless it is the root. Each version served gets
+// its routes (1.0's under it, 0.3's under its /v1).
 func (h *Handler) checkRESTPath() error {
 	if h.RESTPath == "" {
 		return nil
@@ -211,9 +211,6 @@ func (h *Handler) checkRESTPath() error {
 	}
 	if h.RESTPath != "/" && strings.HasSuffix(h.RESTPath, "/") {
 		return fmt.Errorf("rest_path: %q must not end with / (the routes are %smessage:send, …)", h.RESTPath, h.RESTPath)
-	}
-	if !slices.Contains(h.versions, protocol.V10) {
-		return errors.New("rest_path: the HTTP+JSON binding serves A2A 1.0, and spec_version does not list 1.0")
 	}
 	return nil
 }

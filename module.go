@@ -111,10 +111,10 @@ type Handler struct {
 	// only). "/" is allowed and means the site root. Default: /a2a.
 	RPCPath string `json:"rpc_path,omitempty"`
 
-	// RESTPath is the base path of the HTTP+JSON binding of A2A 1.0: its
-	// routes are <rest_path>/message:send, <rest_path>/tasks/{id} and the
-	// rest of A2A 1.0 §11, listed in the card's supportedInterfaces. "/"
-	// puts them at the site root. Unset (the default): no HTTP+JSON
+	// RESTPath is the base path of the HTTP+JSON binding: A2A 1.0's routes
+	// are <rest_path>/message:send, <rest_path>/tasks/{id} and the rest of
+	// A2A 1.0 §11, 0.3's the same under <rest_path>/v1, each version's when
+	// it is served, listed in the card. "/" puts them at the site root. Unset (the default): no HTTP+JSON
 	// binding, so that an auth matcher written for rpc_path never leaves
 	// a binding it does not cover open.
 	RESTPath string `json:"rest_path,omitempty"`
@@ -513,9 +513,7 @@ func (h *Handler) build() error {
 	h.rpc = jsonrpc.New(svc)
 	h.rest = nil
 	if h.RESTPath != "" {
-		if h.rest, err = rest.New(svc); err != nil {
-			return err
-		}
+		h.rest = rest.New(svc)
 		h.restBase = strings.TrimSuffix(h.RESTPath, "/")
 	}
 	h.grpc = nil

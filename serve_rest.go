@@ -35,9 +35,9 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 		rel = esc[len(h.restBase):]
 	}
 	rt := rest.Match(r.Method, rel)
-	if !rt.Found() {
-		writeRESTRefusal(w, http.StatusNotFound, protocol.StatusNotFound,
-			"No HTTP+JSON route at "+r.URL.Path+": the routes under "+h.RESTPath+" are /message:send, /message:stream, /tasks, /tasks/{id}, /tasks/{id}:cancel and /tasks/{id}:subscribe")
+	if !rt.Found() || !h.rest.Serves(rt) {
+		writeRESTRefusal(w, false, http.StatusNotFound, protocol.StatusNotFound,
+			"No HTTP+JSON route at "+r.URL.Path+": the routes under "+h.RESTPath+" are /message:send, /message:stream, /tasks, /tasks/{id}, /tasks/{id}:cancel and /tasks/{id}:subscribe (A2A 1.0), and the same under /v1 but /tasks (A2A 0.3, when served)")
 		return rest.Stream{}, nil
 	}
 	allow := []string{rt.Allow + ", OPTIONS"}
@@ -46,7 +46,7 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 	}
 	if rt.Op == 0 {
 		w.Header()["Allow"] = allow
-		writeRESTRefusal(w, http.StatusMethodNotAllowed, protocol.StatusUnimplemented,
+		writeRESTRefusal(w, rt.V03, http.StatusMethodNotAllowed, protocol.StatusUnimplemented,
 			r.Method+" is not a method of "+r.URL.Path+" (allowed: "+rt.Allow+")")
 		return rest.Stream{}, nil
 	}
@@ -56,7 +56,7 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 		// without one and without a Content-Type, as a2a-go sends it; one
 		// that sends a body sends its type, as for JSON-RPC.
 		if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
-			writeRESTRefusal(w, http.StatusUnsupportedMediaType, protocol.StatusInvalidArgument, strings.TrimPrefix(mediaTypeRefusal, "a2a: "))
+			writeRESTRefusal(w, rt.V03, http.StatusUnsupportedMediaType, protocol.StatusInvalidArgument, strings.TrimPrefix(mediaTypeRefusal, "a2a: "))
 			return rest.Stream{}, nil
 		}
 		var err error
@@ -64,7 +64,7 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 			if he, ok := errors.AsType[caddyhttp.HandlerError](err); ok && he.StatusCode == http.StatusRequestEntityTooLarge {
 				perr := protocol.ErrInvalidParams("The request body exceeds max_request_body (" + strconv.FormatInt(h.MaxRequestBody, 10) + " bytes)")
 				perr.Metadata = map[string]string{"limit": "max_request_body", "max": strconv.FormatInt(h.MaxRequestBody, 10)}
-				rest.WriteStatus(w, perr, protocol.Mapping{Code: protocol.StatusInvalidArgument, HTTP: http.StatusRequestEntityTooLarge})
+				rest.WriteStatus(w, perr, protocol.Mapping{Code: protocol.StatusInvalidArgument, HTTP: http.StatusRequestEntityTooLarge}, rt.V03)
 				return rest.Stream{}, nil
 			}
 			return rest.Stream{}, err
@@ -81,8 +81,8 @@ func bodyRequired(op protocol.Method) bool {
 
 // writeRESTRefusal answers a request the binding never sees with a
 // google.rpc.Status body of the HTTP status and canonical code given.
-func writeRESTRefusal(w http.ResponseWriter, status int, code protocol.StatusCode, msg string) {
-	rest.WriteStatus(w, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: msg}, protocol.Mapping{Code: code, HTTP: status})
+func writeRESTRefusal(w http.ResponseWriter, v03 bool, status int, code protocol.StatusCode, msg string) {
+	rest.WriteStatus(w, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: msg}, protocol.Mapping{Code: code, HTTP: status}, v03)
 }
 
 // restURL is the public HTTP+JSON base URL of the card served to r, made

@@ -154,6 +154,10 @@ func (e *Service) Serves(v protocol.Version) bool { return v <= protocol.V10 && 
 // limits: the one a binding decodes params and encodes results with.
 func (e *Service) Codec(v protocol.Version) protocol.Codec { return e.codecs[v] }
 
+// Limits are the request limits the service's codecs enforce, for a
+// binding that makes a codec of its own (0.3's HTTP+JSON bodies).
+func (e *Service) Limits() protocol.Limits { return e.opts.Limits }
+
 // MaxJSONDepth is the nesting bound of a request body.
 func (e *Service) MaxJSONDepth() int { return e.opts.MaxJSONDepth }
 

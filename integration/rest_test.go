@@ -249,7 +249,7 @@ func TestRESTEnvelope(t *testing.T) {
 	if !strings.Contains(nf.Message, "/a2a/rest/nothing") {
 		t.Fatalf("404 message: %s", nf.Message)
 	}
-	restDo(t, "GET", restURL+"/v1/message:send", "").fails(t, 404, "NOT_FOUND")
+	restDo(t, "GET", restURL+"/v1/tasks", "").fails(t, 404, "NOT_FOUND")
 	wrong := restDo(t, "GET", restURL+"/message:send", "")
 	wrong.fails(t, 405, "UNIMPLEMENTED")
 	if got := wrong.Header.Get("Allow"); got != "POST, OPTIONS" {
@@ -417,8 +417,8 @@ func TestRESTCancelAndMultiTurn(t *testing.T) {
 	}
 }
 
-// TestRESTCard: the card lists the HTTP+JSON interface after 1.0's
-// JSON-RPC one, under a stripped prefix too; the 0.3 members do not.
+// TestRESTCard: the card lists the HTTP+JSON interface after each
+// version's JSON-RPC one, under a stripped prefix too.
 func TestRESTCard(t *testing.T) {
 	a := textAgent(t)
 	load(t, `http://:9080 {
@@ -433,8 +433,9 @@ func TestRESTCard(t *testing.T) {
 	_, body := get(t, "GET", base+"/agent/.well-known/agent-card.json")
 	want := `"supportedInterfaces":[{"url":"http://127.0.0.1:9080/agent/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},` +
 		`{"url":"http://127.0.0.1:9080/agent/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},` +
-		`{"url":"http://127.0.0.1:9080/agent/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]`
-	if !strings.Contains(string(body), want) || strings.Contains(string(body), "additionalInterfaces") {
+		`{"url":"http://127.0.0.1:9080/agent/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"},` +
+		`{"url":"http://127.0.0.1:9080/agent/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]`
+	if !strings.Contains(string(body), want) || !strings.Contains(string(body), `"additionalInterfaces":[{"url":"http://127.0.0.1:9080/agent/a2a","transport":"JSONRPC"},{"url":"http://127.0.0.1:9080/agent/a2a/rest","transport":"HTTP+JSON"}]`) {
 		t.Fatalf("card:\n%s\nwant %s", body, want)
 	}
 	restDo(t, "POST", base+"/agent/a2a/rest/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}`).ok(t, nil)
@@ -471,5 +472,131 @@ func TestRESTGated(t *testing.T) {
 	restDo(t, "GET", restURL+"/tasks/"+res.Task.ID, "", withAuth("alice", "alice-pw")).ok(t, nil)
 	if r, _ := get(t, "GET", base+"/.well-known/agent-card.json"); r.StatusCode != 200 {
 		t.Fatalf("the card is gated: %d", r.StatusCode)
+	}
+}
+
+// TestRESTV03: 0.3's HTTP+JSON routes under /v1, in the 0.3 proto's
+// ProtoJSON (what a2a-go's and a2a-js's 0.3 REST clients send): the same
+// tasks as JSON-RPC 0.3 reads, the proto's spellings, blocking only when
+// asked (the proto's bool), final on status updates.
+func TestRESTV03(t *testing.T) {
+	slow := slowAgent(t)
+	a := textAgent(t)
+	load(t, `http://:9080 {
+	a2a {
+		upstream {{.Agent}}`+skillBlock+`
+		rest_path /a2a/rest
+	}
+}
+http://:9081 {
+	a2a {
+		upstream {{.Slow}}`+skillBlock+`
+		rest_path /a2a/rest
+	}
+}
+`, map[string]any{"Agent": a.URL(), "Slow": slow.URL()})
+	v1 := restURL + "/v1"
+	var sent struct {
+		Task struct {
+			ID     string `json:"id"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+			History []struct {
+				Role    string            `json:"role"`
+				Content []json.RawMessage `json:"content"`
+				Kind    string            `json:"kind"`
+			} `json:"history"`
+			Artifacts []struct {
+				Parts []json.RawMessage `json:"parts"`
+			} `json:"artifacts"`
+			Kind string `json:"kind"`
+		} `json:"task"`
+	}
+	restDo(t, "POST", v1+"/message:send", `{"message":{"messageId":"v03-1","role":"ROLE_USER","content":[{"text":"Ada"},{"data":{"data":{"n":1}}}]},"configuration":{"blocking":true}}`).ok(t, &sent)
+	task := sent.Task
+	if task.Status.State != "TASK_STATE_COMPLETED" || task.Kind != "" || len(task.History) == 0 ||
+		task.History[0].Role != "ROLE_USER" || len(task.History[0].Content) != 2 || string(task.History[0].Content[1]) != `{"data":{"data":{"n":1}}}` ||
+		len(task.Artifacts) != 1 || !strings.HasPrefix(string(task.Artifacts[0].Parts[0]), `{"text":"Hello, `) {
+		t.Fatalf("0.3 proto send: %+v", sent)
+	}
+	got := restDo(t, "GET", v1+"/tasks/"+task.ID+"?historyLength=0", "")
+	got.ok(t, nil)
+	if !strings.HasPrefix(string(got.Body), `{"id":"`+task.ID+`"`) || strings.Contains(string(got.Body), `"kind"`) || strings.Contains(string(got.Body), `"history"`) {
+		t.Fatalf("0.3 get: %s", got.Body)
+	}
+	// The same task over JSON-RPC 0.3: the same id, state and text.
+	var rpcTask wireTask
+	call(t, rpcURL, "", "tasks/get", map[string]any{"id": task.ID}).ok(t, &rpcTask)
+	if rpcTask.Status.State != "completed" || !strings.HasPrefix(rpcTask.text(), "Hello, ") {
+		t.Fatalf("the task over JSON-RPC 0.3: %+v", rpcTask)
+	}
+	// The 0.3 routes are 0.3's: A2A-Version 1.0 there is refused, and so is
+	// the 1.0 shape of a message (parts, not content).
+	ver := restDo(t, "GET", v1+"/tasks/"+task.ID, "", withHeader("A2A-Version", "1.0")).fails(t, 400, "FAILED_PRECONDITION")
+	if !strings.Contains(string(ver.Details), `"supportedVersions":"0.3"`) {
+		t.Fatalf("version: %s", ver.Details)
+	}
+	bad := restDo(t, "POST", v1+"/message:send", `{"message":{"messageId":"v03-2","role":"ROLE_USER","parts":[{"text":"x"}]}}`).fails(t, 400, "INVALID_ARGUMENT")
+	if !strings.Contains(string(bad.Details), `"field":"message.content"`) {
+		t.Fatalf("1.0 parts on the 0.3 route: %s", bad.Details)
+	}
+	restDo(t, "GET", v1+"/card", "").fails(t, 400, "FAILED_PRECONDITION")
+
+	// No blocking in the configuration: the proto's false, the task comes
+	// back at once; cancel it and read TASK_STATE_CANCELLED, then a stream
+	// of a finished task is refused.
+	slowV1 := base2 + "/a2a/rest/v1"
+	var res struct {
+		Task struct {
+			ID     string `json:"id"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+		} `json:"task"`
+	}
+	restDo(t, "POST", slowV1+"/message:send", `{"message":{"messageId":"v03-3","role":"ROLE_USER","content":[{"text":"long"}]}}`).ok(t, &res)
+	if res.Task.Status.State != "TASK_STATE_SUBMITTED" {
+		t.Fatalf("a send without blocking: %s", res.Task.Status.State)
+	}
+	slow.next(t)
+	canceled := restDo(t, "POST", slowV1+"/tasks/"+res.Task.ID+":cancel", "")
+	canceled.ok(t, nil)
+	if !strings.Contains(string(canceled.Body), `"state":"TASK_STATE_CANCELLED"`) {
+		t.Fatalf("cancel: %s", canceled.Body)
+	}
+	restDo(t, "GET", slowV1+"/tasks/"+res.Task.ID+":subscribe", "").fails(t, 400, "FAILED_PRECONDITION")
+}
+
+// TestRESTV03Stream: a 0.3 stream's frames are proto StreamResponses, the
+// last status update final.
+func TestRESTV03Stream(t *testing.T) {
+	a := streamAgent(t, nil)
+	load(t, restConfig(), map[string]any{"Agent": a.URL()})
+	req, _ := http.NewRequest("POST", restURL+"/v1/message:stream", strings.NewReader(`{"message":{"messageId":"v03-s","role":"ROLE_USER","content":[{"text":"go"}]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	s := openSSE(t, req)
+	var frames []string
+	for f, ok := s.next(t); ok; f, ok = s.next(t) {
+		frames = append(frames, string(f.Data))
+	}
+	if len(frames) < 3 || !strings.HasPrefix(frames[0], `{"task":{`) {
+		t.Fatalf("frames: %v", frames)
+	}
+	last := frames[len(frames)-1]
+	if !strings.HasPrefix(last, `{"statusUpdate":{`) || !strings.Contains(last, `"state":"TASK_STATE_COMPLETED"`) || !strings.Contains(last, `"final":true`) {
+		t.Fatalf("last frame: %s", last)
+	}
+	var chunks int
+	for _, f := range frames {
+		if strings.HasPrefix(f, `{"artifactUpdate":{`) && strings.Contains(f, `"parts":[{"text":"chunk`) {
+			chunks++
+		}
+		if strings.Contains(f, `"kind"`) {
+			t.Fatalf("a 0.3 proto frame with kind: %s", f)
+		}
+	}
+	if chunks != 2 {
+		t.Fatalf("%d chunks: %v", chunks, frames)
 	}
 }

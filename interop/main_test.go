@@ -28,7 +28,7 @@ import (
 const (
 	// dualPort serves A2A 0.3 and 1.0 on one endpoint, the default set-up.
 	dualPort = 9180
-	// legacyPort serves A2A 0.3 only, so that clients that pick 0.3 only when
+	// legacyPort serves A2A 0.3 only (JSON-RPC, and HTTP+JSON under restPath), so that clients that pick 0.3 only when
 	// nothing newer is offered (@a2a-js/sdk legacyCompat) really speak 0.3.
 	legacyPort = 9181
 	// authPort puts basic_auth in front of the RPC path, so tasks have owners
@@ -118,7 +118,7 @@ func caddyfile(agentURL string) (string, error) {
 		level %s
 	}
 }
-`, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "") + site(authPort, "0.3 1.0", auth, "") +
+`, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "\t\trest_path "+restPath+"\n") + site(authPort, "0.3 1.0", auth, "") +
 		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n"), nil
 }
 

@@ -88,6 +88,31 @@ var v2Setups = []v2Setup{
 		},
 	},
 	{
+		name: "rest-0.3-compat",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
+			card, err := resolver.Resolve(ctx, restURL)
+			if err != nil {
+				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
+			}
+			// Only the 0.3 REST transport: the client must pick the card's
+			// 0.3 HTTP+JSON interface and call its /v1 routes.
+			c, err := a2aclient.NewFromCard(ctx, card,
+				a2aclient.WithDefaultsDisabled(),
+				a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: w.client()}))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard with the 0.3 REST compat transport: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "0.3",
+		method: map[string]string{
+			"send": "POST v1/message:send", "stream": "POST v1/message:stream", "get": "GET v1/tasks/{id}",
+			"cancel": "POST v1/tasks/{id}:cancel", "subscribe": "GET v1/tasks/{id}:subscribe",
+		},
+	},
+	{
 		name: "jsonrpc-0.3-compat",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()

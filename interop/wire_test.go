@@ -68,12 +68,16 @@ func (e *exchange) restOp() string {
 		return ""
 	}
 	segs := strings.Split(rel, "/")
-	if len(segs) >= 2 && segs[0] == "tasks" {
+	t := 0
+	if segs[0] == "v1" { // 0.3's routes
+		t = 1
+	}
+	if len(segs) >= t+2 && segs[t] == "tasks" {
 		action := ""
-		if i := strings.LastIndexByte(segs[1], ':'); i >= 0 {
-			action = segs[1][i:]
+		if i := strings.LastIndexByte(segs[t+1], ':'); i >= 0 {
+			action = segs[t+1][i:]
 		}
-		segs[1] = "{id}" + action
+		segs[t+1] = "{id}" + action
 	}
 	return e.Method + " " + strings.Join(segs, "/")
 }

@@ -10,8 +10,11 @@ import (
 // lowercase roles, parts {kind, text|file|data}, and errors without data
 // (see appendErrorV03).
 var v03 = dialect{
-	version: V03,
-	tagged:  true,
+	version:       V03,
+	tagged:        true,
+	final:         true,
+	messageParts:  "parts",
+	unsetBlocking: true,
 	methods: map[string]Method{
 		"message/send":                        MethodSend,
 		"message/stream":                      MethodStream,

@@ -11,7 +11,9 @@ import (
 // parts are {text|raw|url|data, filename?, mediaType?, metadata?}; results
 // are wrapped ({"task":…}); errors carry data as an array of typed details.
 var v10 = dialect{
-	version: V10,
+	version:       V10,
+	messageParts:  "parts",
+	unsetBlocking: true,
 	methods: map[string]Method{
 		"SendMessage":                      MethodSend,
 		"SendStreamingMessage":             MethodStream,

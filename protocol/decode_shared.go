@@ -29,8 +29,8 @@ func decodeMessage(d *dialect, v []byte, field string) (Message, *Error) {
 				e = invalidField(join(field, "role"), "must be "+quoteList(d.roleNames[1:]))
 			}
 			m.Role = r
-		case "parts":
-			m.Parts, e = decodeParts(d, val, join(field, "parts"))
+		case d.messageParts:
+			m.Parts, e = decodeParts(d, val, join(field, d.messageParts))
 		case "metadata":
 			m.Metadata, e = d.readMetadata(val, field, "metadata")
 		case "extensions":
@@ -92,7 +92,7 @@ func validateSendMessage(d *dialect, m *Message, field string) *Error {
 		v = append(v, FieldViolation{Field: join(field, "role"), Description: "must be " + quoteList(d.roleNames[RoleUser:RoleUser+1])})
 	}
 	if len(m.Parts) == 0 {
-		v = append(v, FieldViolation{Field: join(field, "parts"), Description: "must contain at least one part"})
+		v = append(v, FieldViolation{Field: join(field, d.messageParts), Description: "must contain at least one part"})
 	}
 	if len(v) == 0 {
 		return nil
@@ -107,7 +107,7 @@ func decodeSend(d *dialect, params []byte) (*SendParams, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	sp := &SendParams{Blocking: true}
+	sp := &SendParams{Blocking: d.unsetBlocking}
 	var hasMessage bool
 	if e := eachMember(p, "", func(key, val []byte) (e *Error) {
 		switch string(key) {

@@ -14,9 +14,18 @@ import (
 type dialect struct {
 	version Version
 	// tagged: 0.3 JSON-RPC puts a "kind" discriminator on tasks, messages,
-	// parts and events, has status-update "final", and returns bare
-	// results; 1.0 ProtoJSON wraps results instead ({"task":…}).
+	// parts and events, and returns bare results; 1.0 ProtoJSON wraps
+	// results instead ({"task":…}).
 	tagged bool
+	// final: status updates carry "final" (both 0.3 flavours).
+	final bool
+	// messageParts is the member holding a message's parts: "parts", or
+	// "content" in the 0.3 proto.
+	messageParts string
+	// unsetBlocking is what a send whose configuration says nothing about
+	// blocking does: 0.3 JSON-RPC waits (as the SDKs read it), the 0.3
+	// proto's bool defaults to false.
+	unsetBlocking bool
 	// methods maps wire method names to operations.
 	methods map[string]Method
 	// stateNames and roleNames are the wire spellings, indexed by value.

@@ -47,8 +47,10 @@ func appendOptRaw(dst []byte, key string, raw []byte) []byte {
 	return jsonwire.AppendRaw(dst, raw)
 }
 
-func appendParts(d *dialect, dst []byte, parts []Part) []byte {
-	dst = append(dst, `,"parts":[`...)
+func appendParts(d *dialect, dst []byte, key string, parts []Part) []byte {
+	dst = append(dst, `,"`...)
+	dst = append(dst, key...)
+	dst = append(dst, `":[`...)
 	for i := range parts {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -66,7 +68,7 @@ func appendMessage(d *dialect, dst []byte, m *Message) []byte {
 	dst = append(dst, `,"role":"`...)
 	dst = append(dst, d.roleName(m.Role)...)
 	dst = append(dst, '"')
-	dst = appendParts(d, dst, m.Parts)
+	dst = appendParts(d, dst, d.messageParts, m.Parts)
 	dst = appendOptRaw(dst, `,"metadata":`, m.Metadata)
 	dst = appendOptStrings(dst, `,"extensions":`, m.Extensions)
 	dst = appendOptStrings(dst, `,"referenceTaskIds":`, m.ReferenceTaskIDs)
@@ -94,7 +96,7 @@ func appendArtifact(d *dialect, dst []byte, a *Artifact) []byte {
 	dst = jsonwire.AppendString(dst, a.ID)
 	dst = appendOptString(dst, `,"name":`, a.Name)
 	dst = appendOptString(dst, `,"description":`, a.Description)
-	dst = appendParts(d, dst, a.Parts)
+	dst = appendParts(d, dst, "parts", a.Parts)
 	dst = appendOptRaw(dst, `,"metadata":`, a.Metadata)
 	dst = appendOptStrings(dst, `,"extensions":`, a.Extensions)
 	return append(dst, '}')
@@ -142,7 +144,7 @@ func appendStatusUpdate(d *dialect, dst []byte, u *StatusUpdate) []byte {
 	dst = jsonwire.AppendString(dst, u.ContextID)
 	dst = append(dst, `,"status":`...)
 	dst = appendStatus(d, dst, &u.Status)
-	if d.tagged {
+	if d.final {
 		// 0.3 only: final is required there; 1.0 ends the stream instead.
 		dst = append(dst, `,"final":`...)
 		dst = strconv.AppendBool(dst, u.Final)

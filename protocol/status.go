@@ -105,3 +105,20 @@ func AppendStatus(dst []byte, e *Error, m Mapping) []byte {
 	}
 	return append(dst, "}}"...)
 }
+
+// AppendStatusV03 appends e as the error body of 0.3's HTTP+JSON routes,
+// which no spec fixed and whose clients read differently: a2a-go's 0.3
+// REST transport the google.rpc.Status under "error", @a2a-js/sdk's the
+// JSON-RPC code and message at the top. This body carries both:
+// {"code":<JSON-RPC code>,"message","error":<the google.rpc.Status>}.
+func AppendStatusV03(dst []byte, e *Error, m Mapping) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = jsonwire.AppendString(dst, e.Message)
+	dst = append(dst, ',')
+	// The Status object without its own outer braces.
+	st := AppendStatus(nil, e, m)
+	dst = append(dst, st[1:]...)
+	return dst
+}

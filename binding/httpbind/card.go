@@ -65,7 +65,8 @@ type cardSet struct {
 type CardURLs struct {
 	// RPC is the JSON-RPC URL, of every version served.
 	RPC string
-	// REST is the HTTP+JSON base URL (A2A 1.0); "" for none.
+	// REST is the HTTP+JSON base URL (A2A 1.0, and 0.3 under its /v1);
+	// "" for none.
 	REST string
 	// GRPC is the gRPC host:port (A2A 1.0); "" for none.
 	GRPC string
@@ -190,21 +191,18 @@ func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *
 	return docs[variant]
 }
 
-// render lists, for each version served, its JSON-RPC interface, and
-// after 1.0's the HTTP+JSON and gRPC ones: the first is the one a client
+// render lists, for each version served, its JSON-RPC interface, then its
+// HTTP+JSON one, then (1.0) the gRPC one: the first is the one a client
 // prefers.
 func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
 	card := s.card
 	card.Interfaces = make([]protocol.Interface, 0, len(versions)+2)
 	for _, v := range versions {
 		card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.RPC, Binding: "JSONRPC", Version: v})
-		if v != protocol.V10 {
-			continue
-		}
 		if urls.REST != "" {
 			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.REST, Binding: "HTTP+JSON", Version: v})
 		}
-		if urls.GRPC != "" {
+		if v == protocol.V10 && urls.GRPC != "" {
 			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.GRPC, Binding: "GRPC", Version: v})
 		}
 	}

@@ -235,8 +235,8 @@ func TestCardPendingAndSet(t *testing.T) {
 	}
 }
 
-// TestCardRESTInterface: an HTTP+JSON URL and a gRPC address add their 1.0
-// interfaces right after 1.0's JSON-RPC one, and to nothing of the 0.3 members.
+// TestCardRESTInterface: an HTTP+JSON URL adds an interface after each
+// version's JSON-RPC one, a gRPC address one after 1.0's.
 func TestCardRESTInterface(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, 5*time.Minute)
 	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
@@ -246,12 +246,15 @@ func TestCardRESTInterface(t *testing.T) {
 	const want = `"supportedInterfaces":[{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},` +
 		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},` +
 		`{"url":"a.example:443","protocolBinding":"GRPC","protocolVersion":"1.0"},` +
-		`{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]`
+		`{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"},` +
+		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]`
 	if !strings.Contains(body, want) {
 		t.Fatalf("card:\n%s\nwant %s", body, want)
 	}
-	if !strings.Contains(body, `"url":"https://a.example/a2a","preferredTransport":"JSONRPC"`) || strings.Contains(body, `"additionalInterfaces"`) {
-		t.Fatalf("the 0.3 members name an HTTP+JSON interface the 0.3 routes do not serve:\n%s", body)
+	// The 0.3 members: JSON-RPC preferred, both 0.3 interfaces listed, no
+	// gRPC (its 0.3 service is not served).
+	if !strings.Contains(body, `"url":"https://a.example/a2a","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"https://a.example/a2a","transport":"JSONRPC"},{"url":"https://a.example/a2a/rest","transport":"HTTP+JSON"}]`) {
+		t.Fatalf("the 0.3 members:\n%s", body)
 	}
 	// Another pair of URLs is another document, cached apart.
 	w2 := httptest.NewRecorder()

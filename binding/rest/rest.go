@@ -19,16 +19,32 @@ import (
 
 // Binding serves HTTP+JSON requests for one service.
 type Binding struct {
-	svc   *handler.Service
-	codec protocol.Codec
+	svc *handler.Service
+	// codec and codec03 read and write the 1.0 and the 0.3 routes'
+	// bodies; nil for a version the service does not serve (its routes
+	// are not served then).
+	codec, codec03 protocol.Codec
 }
 
-// New returns the HTTP+JSON binding of svc, which must serve A2A 1.0.
-func New(svc *handler.Service) (*Binding, error) {
-	if !svc.Serves(protocol.V10) {
-		return nil, errors.New("rest: the HTTP+JSON binding serves A2A 1.0, which the service does not")
+// New returns the HTTP+JSON binding of svc: 1.0's routes if it serves
+// 1.0, 0.3's (/v1/…) if it serves 0.3.
+func New(svc *handler.Service) *Binding {
+	b := &Binding{svc: svc}
+	if svc.Serves(protocol.V10) {
+		b.codec = svc.Codec(protocol.V10)
 	}
-	return &Binding{svc: svc, codec: svc.Codec(protocol.V10)}, nil
+	if svc.Serves(protocol.V03) {
+		b.codec03 = protocol.NewRESTCodecV03(svc.Limits())
+	}
+	return b
+}
+
+// Serves reports whether the binding serves route rt's version.
+func (b *Binding) Serves(rt Route) bool {
+	if rt.V03 {
+		return b.codec03 != nil
+	}
+	return b.codec != nil
 }
 
 // Stream is a stream set up by Start and not yet served (as the JSON-RPC
@@ -54,20 +70,32 @@ type sse struct {
 	frames
 }
 
-// frames writes each event alone, as a StreamResponse, and an error after
-// the stream started as {"error":<google.rpc.Status>}, as a2a-go reads it.
-type frames struct{ codec protocol.Codec }
+// frames writes each event alone, as a StreamResponse (of the route's
+// version), and an error after the stream started as
+// {"error":<google.rpc.Status>}, as a2a-go reads it.
+type frames struct {
+	codec protocol.Codec
+	v03   bool
+}
 
 func (f *frames) AppendEvent(dst []byte, ev *protocol.Event) []byte {
 	return f.codec.AppendStreamResult(dst, ev)
 }
 
 func (f *frames) AppendError(dst []byte, perr *protocol.Error) []byte {
-	return protocol.AppendStatus(dst, perr, protocol.MapError(perr))
+	return appendStatus(dst, perr, protocol.MapError(perr), f.v03)
 }
 
-func (b *Binding) newSSE(w http.ResponseWriter) *sse {
-	s := &sse{frames: frames{codec: b.codec}}
+// appendStatus is the error body of a route of 0.3 (v03) or 1.0.
+func appendStatus(dst []byte, perr *protocol.Error, m protocol.Mapping, v03 bool) []byte {
+	if v03 {
+		return protocol.AppendStatusV03(dst, perr, m)
+	}
+	return protocol.AppendStatus(dst, perr, m)
+}
+
+func (b *Binding) newSSE(w http.ResponseWriter, codec protocol.Codec, v03 bool) *sse {
+	s := &sse{frames: frames{codec: codec, v03: v03}}
 	s.Init(w, &s.frames, b.svc.WriteTimeout())
 	return s
 }
@@ -78,67 +106,71 @@ func (b *Binding) newSSE(w http.ResponseWriter) *sse {
 // unserved: the caller serves it from its own frame.
 func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body []byte, c handler.Caller) Stream {
 	svc := b.svc
+	writeErr := func(perr *protocol.Error) { WriteStatus(w, perr, protocol.MapError(perr), rt.V03) }
 	neg := httpbind.Negotiate(svc, w, r)
 	c.Extensions = neg.Activated
+	codec, want := b.codec, protocol.V10
+	if rt.V03 {
+		codec, want = b.codec03, protocol.V03
+	}
 	if raw := httpbind.RequestedVersion(r); raw != "" {
-		if v, ok := protocol.ParseVersionHeader(raw); !ok || v != protocol.V10 {
-			b.WriteError(w, versionError(raw))
+		if v, ok := protocol.ParseVersionHeader(raw); !ok || v != want {
+			writeErr(versionError(raw, want))
 			return Stream{}
 		}
 	}
 	if perr := svc.Admit(rt.Op, &neg); perr != nil {
-		b.WriteError(w, perr)
+		writeErr(perr)
 		return Stream{}
 	}
 	ctx := r.Context()
-	codec := b.codec
 	switch rt.Op {
 	case protocol.MethodSend, protocol.MethodStream:
 		if perr := protocol.CheckBody(body, svc.MaxJSONDepth()); perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		p, err := codec.DecodeSend(body)
 		if err != nil {
-			b.WriteError(w, paramsError(err))
+			writeErr(paramsError(err))
 			return Stream{}
 		}
 		if rt.Op == protocol.MethodStream {
 			st, perr := svc.SendStreamingMessage(ctx, c, p)
 			if perr != nil {
-				b.WriteError(w, perr)
+				writeErr(perr)
 				return Stream{}
 			}
-			return Stream{st: st, s: b.newSSE(w)}
+			return Stream{st: st, s: b.newSSE(w, codec, rt.V03)}
 		}
 		ev, perr := svc.SendMessage(ctx, c, p)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		b.writeResult(w, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
 	case protocol.MethodGetTask:
 		buf, perr := b.params(r, rt.TaskID, getTaskQuery)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		p, err := codec.DecodeGetTask(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			b.WriteError(w, paramsError(err))
+			writeErr(paramsError(err))
 			return Stream{}
 		}
 		t, perr := svc.GetTask(ctx, c, p)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodListTasks:
 		more, perr := queryParams(nil, r.URL.Query(), listTasksQuery)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		buf := httpbind.GetBuf()
@@ -146,19 +178,19 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeListTasks(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			b.WriteError(w, paramsError(err))
+			writeErr(paramsError(err))
 			return Stream{}
 		}
 		res, perr := svc.ListTasks(ctx, c, p)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		b.writeResult(w, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
 	case protocol.MethodCancelTask:
 		members, perr := bodyMembers(body, svc.MaxJSONDepth())
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		buf := httpbind.GetBuf()
@@ -166,37 +198,37 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeTaskID(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			b.WriteError(w, paramsError(err))
+			writeErr(paramsError(err))
 			return Stream{}
 		}
 		t, perr := svc.CancelTask(ctx, c, p)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
 	case protocol.MethodSubscribe:
 		buf, perr := b.params(r, rt.TaskID, nil)
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
 		p, err := codec.DecodeTaskID(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			b.WriteError(w, paramsError(err))
+			writeErr(paramsError(err))
 			return Stream{}
 		}
 		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
 		if perr != nil {
-			b.WriteError(w, perr)
+			writeErr(perr)
 			return Stream{}
 		}
-		return Stream{st: st, s: b.newSSE(w)}
+		return Stream{st: st, s: b.newSSE(w, codec, rt.V03)}
 	default:
 		// Admit refuses every other operation (push configs, the extended
 		// card) until the service offers it.
-		b.WriteError(w, protocol.ErrUnsupportedOperation("This operation is not supported"))
+		writeErr(protocol.ErrUnsupportedOperation("This operation is not supported"))
 	}
 	return Stream{}
 }
@@ -238,11 +270,15 @@ func bodyMembers(body []byte, maxDepth int) ([]byte, *protocol.Error) {
 	return append(out, inner...), nil
 }
 
-// versionError refuses a request for another version than 1.0: the
-// 1.0 routes serve 1.0 only.
-func versionError(raw string) *protocol.Error {
-	perr := protocol.ErrVersionNotSupported(raw, "Protocol version "+raw+" is not served on this HTTP+JSON path, which serves A2A 1.0: send A2A-Version: 1.0 or none")
-	perr.Metadata["supportedVersions"] = protocol.V10.String()
+// versionError refuses a request for another version than the route's
+// (want): the 1.0 routes serve 1.0 only, the /v1 routes 0.3 only.
+func versionError(raw string, want protocol.Version) *protocol.Error {
+	where := "this HTTP+JSON path, which serves A2A " + want.String()
+	if want == protocol.V10 {
+		where += " (the 0.3 routes are under /v1)"
+	}
+	perr := protocol.ErrVersionNotSupported(raw, "Protocol version "+raw+" is not served on "+where+": send A2A-Version: "+want.String()+" or none")
+	perr.Metadata["supportedVersions"] = want.String()
 	return perr
 }
 
@@ -263,18 +299,14 @@ func (b *Binding) writeResult(w http.ResponseWriter, appendResult func(dst []byt
 	httpbind.PutBuf(buf)
 }
 
-// WriteError answers perr as a google.rpc.Status body with its HTTP status
-// (and Retry-After where the error says when to come back).
-func (b *Binding) WriteError(w http.ResponseWriter, perr *protocol.Error) {
-	WriteStatus(w, perr, protocol.MapError(perr))
-}
-
-// WriteStatus answers perr as a google.rpc.Status body under mapping m:
-// also what the caller answers for what it refuses before the binding
-// (an unknown path, a wrong method, an oversized body).
-func WriteStatus(w http.ResponseWriter, perr *protocol.Error, m protocol.Mapping) {
+// WriteStatus answers perr as a google.rpc.Status body under mapping m
+// (with Retry-After where m says when to come back), for a route of 0.3
+// (v03: protocol.AppendStatusV03) or 1.0: also what the caller answers
+// for what it refuses before the binding (an unknown path, a wrong
+// method, an oversized body).
+func WriteStatus(w http.ResponseWriter, perr *protocol.Error, m protocol.Mapping, v03 bool) {
 	buf := httpbind.GetBuf()
-	*buf = protocol.AppendStatus(*buf, perr, m)
+	*buf = appendStatus(*buf, perr, m, v03)
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	if m.RetryAfter != "" {

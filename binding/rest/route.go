@@ -20,6 +20,9 @@ type Route struct {
 	Allow string
 	// Body reports whether the operation reads a request body.
 	Body bool
+	// V03 reports a route of 0.3's HTTP+JSON binding (under /v1): bodies
+	// and results in the 0.3 proto's ProtoJSON.
+	V03 bool
 }
 
 // Found reports whether the path is a route of the binding.
@@ -50,9 +53,32 @@ const (
 //	GET, DELETE /tasks/{id}/pushNotificationConfigs/{configId}
 //	GET         /extendedAgentCard
 //
+// and under /v1 the routes of 0.3 (as a2a-go's and a2a-js's 0.3 REST
+// clients call them): the same but for GET /v1/tasks, which 0.3 does not
+// have, and GET /v1/card, 0.3's name for the extended card.
+//
 // Ids are single path segments, percent-decoded; a task id that ends in
 // ":cancel" or ":subscribe" names that action.
 func Match(method, path string) Route {
+	if rel, ok := strings.CutPrefix(path, "/v1/"); ok {
+		rel = "/" + rel
+		switch {
+		case rel == "/card":
+			rt := only(true, method, allowGet, protocol.MethodExtendedCard, false)
+			rt.V03 = true
+			return rt
+		case rel == "/tasks", rel == "/extendedAgentCard":
+			return Route{}
+		}
+		rt := match(method, rel)
+		rt.V03 = rt.Found()
+		return rt
+	}
+	return match(method, path)
+}
+
+// match is Match for the 1.0 routes.
+func match(method, path string) Route {
 	if !strings.HasPrefix(path, "/") {
 		return Route{}
 	}

@@ -46,7 +46,16 @@ func TestMatch(t *testing.T) {
 		{"GET", "/tasks/%zz", Route{}},
 		{"POST", "/message:send/x", Route{}},
 		{"POST", "/message:sendx", Route{}},
-		{"GET", "/v1/tasks/t-1", Route{}},
+		// 0.3's routes, under /v1.
+		{"GET", "/v1/tasks/t-1", Route{Op: protocol.MethodGetTask, TaskID: "t-1", Allow: "GET", V03: true}},
+		{"POST", "/v1/message:send", Route{Op: protocol.MethodSend, Allow: "POST", Body: true, V03: true}},
+		{"GET", "/v1/tasks/t-1:subscribe", Route{Op: protocol.MethodSubscribe, TaskID: "t-1", Allow: "GET, POST", V03: true}},
+		{"GET", "/v1/card", Route{Op: protocol.MethodExtendedCard, Allow: "GET", V03: true}},
+		{"POST", "/v1/card", Route{Allow: "GET", V03: true}},
+		{"GET", "/v1/tasks", Route{}},
+		{"GET", "/v1/extendedAgentCard", Route{}},
+		{"GET", "/v1/v1/tasks/t-1", Route{}},
+		{"GET", "/v1", Route{}},
 		{"GET", "/extendedAgentCard/x", Route{}},
 	} {
 		if got := Match(tc.method, tc.path); got != tc.want {
