@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
 // The checks of the handler's own settings: one function (check) for a
@@ -95,9 +93,7 @@ func (h *Handler) check() error {
 	if err := h.checkRESTPath(); err != nil {
 		return err
 	}
-	if h.GRPC && !slices.Contains(h.versions, protocol.V10) {
-		return errors.New("grpc: the gRPC binding serves A2A 1.0, and spec_version does not list 1.0")
-	}
+
 	if h.URL != "" {
 		if err := checkPublicURL(h.publicURL); err != nil {
 			return fmt.Errorf("url: %w", err)

@@ -8,6 +8,8 @@ require github.com/redis/rueidis v1.0.80
 
 require github.com/a2aproject/a2a-go/v2 v2.4.0
 
+require github.com/a2aproject/a2a-go v0.3.15
+
 require (
 	cel.dev/cel-go v0.32.0 // indirect
 	cel.dev/expr v0.25.3 // indirect

@@ -518,9 +518,7 @@ func (h *Handler) build() error {
 	}
 	h.grpc = nil
 	if h.GRPC {
-		if h.grpc, err = grpcbind.New(svc, int(min(h.MaxRequestBody, math.MaxInt32))); err != nil {
-			return err
-		}
+		h.grpc = grpcbind.New(svc, int(min(h.MaxRequestBody, math.MaxInt32)))
 	}
 	var card *protocol.AgentCard
 	if h.card != nil {

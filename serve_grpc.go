@@ -12,10 +12,11 @@ import (
 // The gRPC binding's HTTP envelope: which requests are its, and the card's
 // gRPC address.
 
-// isGRPC reports whether r is a gRPC call of the A2A service: HTTP/2, a
-// gRPC content type, and a method of lf.a2a.v1.A2AService.
+// isGRPC reports whether r is a gRPC call of an A2A service: HTTP/2, a
+// gRPC content type, and a method of lf.a2a.v1.A2AService (1.0) or
+// a2a.v1.A2AService (0.3).
 func isGRPC(r *http.Request) bool {
-	return r.ProtoMajor == 2 && strings.HasPrefix(r.URL.Path, grpcbind.ServicePath) &&
+	return r.ProtoMajor == 2 && (strings.HasPrefix(r.URL.Path, grpcbind.ServicePath) || strings.HasPrefix(r.URL.Path, grpcbind.ServicePathV03)) &&
 		strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	a2apb03 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -269,4 +270,54 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ax, _ := json.Marshal(x)
 	by, _ := json.Marshal(y)
 	return bytes.Equal(ax, by)
+}
+
+// TestGRPCV03: 0.3's service a2a.v1.A2AService on the same mount: tasks
+// named "tasks/{id}", the 0.3 proto's states, the same tasks as JSON-RPC.
+func TestGRPCV03(t *testing.T) {
+	a := textAgent(t)
+	loadGlobal(t, h2cGlobal, minimal("grpc on"), map[string]any{"Agent": a.URL()})
+	conn, err := grpc.NewClient(strings.TrimPrefix(base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := a2apb03.NewA2AServiceClient(conn)
+	ctx := metadata.NewOutgoingContext(grpcCtx(t), metadata.Pairs("a2a-version", "0.3"))
+	res, err := c.SendMessage(ctx, &a2apb03.SendMessageRequest{
+		Request: &a2apb03.Message{MessageId: "g03-1", Role: a2apb03.Role_ROLE_USER, Parts: []*a2apb03.Part{{Part: &a2apb03.Part_Text{Text: "Ada"}}}},
+		// The proto's bool: a 0.3 client that wants to wait says so.
+		Configuration: &a2apb03.SendMessageConfiguration{Blocking: true},
+	})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task := res.GetTask()
+	if task.GetStatus().GetState() != a2apb03.TaskState_TASK_STATE_COMPLETED || task.GetArtifacts()[0].GetParts()[0].GetText() != "Hello, Ada" {
+		t.Fatalf("SendMessage answered %v", res)
+	}
+	got, err := c.GetTask(ctx, &a2apb03.GetTaskRequest{Name: "tasks/" + task.GetId()})
+	if err != nil || got.GetId() != task.GetId() {
+		t.Fatalf("GetTask: %v %v", got, err)
+	}
+	if rpc := getTask10(t, rpcURL, task.GetId()); rpc.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("over JSON-RPC: %s", rpc.Status.State)
+	}
+	_, err = c.GetTask(ctx, &a2apb03.GetTaskRequest{Name: task.GetId()})
+	grpcFails(t, err, codes.InvalidArgument, "")
+	_, err = c.GetTask(ctx, &a2apb03.GetTaskRequest{Name: "tasks/nope"})
+	grpcFails(t, err, codes.NotFound, "TASK_NOT_FOUND")
+	_, err = c.CancelTask(ctx, &a2apb03.CancelTaskRequest{Name: "tasks/" + task.GetId()})
+	grpcFails(t, err, codes.FailedPrecondition, "TASK_NOT_CANCELABLE")
+	_, err = c.GetTask(metadata.NewOutgoingContext(grpcCtx(t), metadata.Pairs("a2a-version", "1.0")), &a2apb03.GetTaskRequest{Name: "tasks/" + task.GetId()})
+	grpcFails(t, err, codes.FailedPrecondition, "VERSION_NOT_SUPPORTED")
+	_, err = c.ListTasks(ctx, &a2apb03.ListTasksRequest{})
+	grpcFails(t, err, codes.FailedPrecondition, "UNSUPPORTED_OPERATION")
+	// A send that does not ask to wait answers at once.
+	res, err = c.SendMessage(ctx, &a2apb03.SendMessageRequest{
+		Request: &a2apb03.Message{MessageId: "g03-2", Role: a2apb03.Role_ROLE_USER, Parts: []*a2apb03.Part{{Part: &a2apb03.Part_Text{Text: "Bo"}}}},
+	})
+	if err != nil || res.GetTask().GetStatus().GetState() != a2apb03.TaskState_TASK_STATE_SUBMITTED {
+		t.Fatalf("a send without blocking: %v %v", res, err)
+	}
 }

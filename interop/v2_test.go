@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc03 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 )
 
@@ -110,6 +111,29 @@ var v2Setups = []v2Setup{
 		method: map[string]string{
 			"send": "POST v1/message:send", "stream": "POST v1/message:stream", "get": "GET v1/tasks/{id}",
 			"cancel": "POST v1/tasks/{id}:cancel", "subscribe": "GET v1/tasks/{id}:subscribe",
+		},
+	},
+	{
+		name: "grpc-0.3-compat",
+		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
+			t.Helper()
+			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
+			card, err := resolver.Resolve(ctx, restURL)
+			if err != nil {
+				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
+			}
+			// Only the 0.3 gRPC transport: the card's 0.3 GRPC interface,
+			// the service a2a.v1.A2AService.
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2agrpc03.WithGRPCTransport(w.grpcOptions()...))
+			if err != nil {
+				t.Fatalf("a2aclient.NewFromCard with the 0.3 gRPC compat transport: %v (card interfaces %v)", err, ifaces(card))
+			}
+			return c
+		},
+		version: "0.3",
+		method: map[string]string{
+			"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask",
+			"cancel": "CancelTask", "subscribe": "TaskSubscription",
 		},
 	},
 	{

@@ -41,6 +41,17 @@ func NewRESTCodecV03(l Limits) Codec {
 	return dialectCodec{d: &d}
 }
 
+// NewGRPCCodecV03 is the codec of 0.3's gRPC messages read as ProtoJSON:
+// the proto a2a-go v0.3 generated its gRPC service from, which is 0.3's
+// HTTP+JSON dialect but for a message's parts, under "parts" there (the
+// field numbers differ too, which only gRPC's binary form sees).
+func NewGRPCCodecV03(l Limits) Codec {
+	d := v03proto
+	d.messageParts = "parts"
+	d.lim = l.WithDefaults()
+	return dialectCodec{d: &d}
+}
+
 // appendPartV03Proto writes {text} | {file:{…}} | {data:{data:…}}, with
 // metadata. A data part's value must be an object in 0.3 (Struct), so
 // any other value is wrapped as {"value": …}, as the 0.3 JSON-RPC

@@ -33,30 +33,45 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
-// ServicePath is the path prefix of the service's methods: what a router
-// hands to the binding.
-const ServicePath = "/lf.a2a.v1.A2AService/"
+// ServicePath and ServicePathV03 are the path prefixes of the services'
+// methods (A2A 1.0's lf.a2a.v1, 0.3's a2a.v1): what a router hands to
+// the binding.
+const (
+	ServicePath    = "/lf.a2a.v1.A2AService/"
+	ServicePathV03 = "/a2a.v1.A2AService/"
+)
 
 // Binding is the gRPC server of one service.
 type Binding struct {
 	a2apb.UnimplementedA2AServiceServer
-	svc    *handler.Service
-	codec  protocol.Codec
-	server *grpc.Server
+	svc *handler.Service
+	// codec and codec03 read and write the messages of 1.0's and 0.3's
+	// service (the 0.3 proto's ProtoJSON, as protocol.NewGRPCCodecV03 says); nil
+	// for a version the service does not serve (its service is not
+	// registered).
+	codec, codec03 protocol.Codec
+	server         *grpc.Server
 }
 
-// New returns the gRPC binding of svc, which must serve A2A 1.0. A
-// request message is at most maxMessage bytes (the mount's
-// max_request_body).
-func New(svc *handler.Service, maxMessage int) (*Binding, error) {
-	if !svc.Serves(protocol.V10) {
-		return nil, errors.New("grpc: the gRPC binding serves A2A 1.0, which the service does not")
-	}
-	b := &Binding{svc: svc, codec: svc.Codec(protocol.V10)}
+// New returns the gRPC binding of svc: lf.a2a.v1.A2AService if it serves
+// A2A 1.0, a2a.v1.A2AService if it serves 0.3. A request message is at
+// most maxMessage bytes (the mount's max_request_body).
+func New(svc *handler.Service, maxMessage int) *Binding {
+	b := &Binding{svc: svc}
 	b.server = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage))
-	a2apb.RegisterA2AServiceServer(b.server, b)
-	return b, nil
+	if svc.Serves(protocol.V10) {
+		b.codec = svc.Codec(protocol.V10)
+		a2apb.RegisterA2AServiceServer(b.server, b)
+	}
+	if svc.Serves(protocol.V03) {
+		b.codec03 = protocol.NewGRPCCodecV03(svc.Limits())
+		registerV03(b)
+	}
+	return b
 }
+
+// Serves10 reports whether 1.0's service is served.
+func (b *Binding) Serves10() bool { return b.codec != nil }
 
 // ServeHTTP serves one gRPC call that came over HTTP/2; r's context
 // carries the caller (WithCaller).
@@ -79,12 +94,18 @@ func WithCaller(ctx context.Context, c handler.Caller) context.Context {
 // extension metadata (A2A 1.0 §10: a2a-version, a2a-extensions), and the
 // service's refusals of the operation as such.
 func (b *Binding) start(ctx context.Context, m protocol.Method) (handler.Caller, error) {
+	return b.startVersion(ctx, m, protocol.V10)
+}
+
+// startVersion is start for a service of version want (lf.a2a.v1 is 1.0,
+// a2a.v1 0.3).
+func (b *Binding) startVersion(ctx context.Context, m protocol.Method, want protocol.Version) (handler.Caller, error) {
 	c, _ := ctx.Value(callerKey{}).(handler.Caller)
 	md, _ := metadata.FromIncomingContext(ctx)
 	if vs := md.Get("a2a-version"); len(vs) > 0 && vs[0] != "" {
-		if v, ok := protocol.ParseVersionHeader(vs[0]); !ok || v != protocol.V10 {
-			perr := protocol.ErrVersionNotSupported(vs[0], "Protocol version "+vs[0]+" is not served over gRPC, which serves A2A 1.0")
-			perr.Metadata["supportedVersions"] = protocol.V10.String()
+		if v, ok := protocol.ParseVersionHeader(vs[0]); !ok || v != want {
+			perr := protocol.ErrVersionNotSupported(vs[0], "Protocol version "+vs[0]+" is not served by this gRPC service, which serves A2A "+want.String())
+			perr.Metadata["supportedVersions"] = want.String()
 			return c, statusError(perr)
 		}
 	}

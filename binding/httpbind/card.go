@@ -68,7 +68,7 @@ type CardURLs struct {
 	// REST is the HTTP+JSON base URL (A2A 1.0, and 0.3 under its /v1);
 	// "" for none.
 	REST string
-	// GRPC is the gRPC host:port (A2A 1.0); "" for none.
+	// GRPC is the gRPC host:port (either version's service); "" for none.
 	GRPC string
 }
 
@@ -192,8 +192,7 @@ func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *
 }
 
 // render lists, for each version served, its JSON-RPC interface, then its
-// HTTP+JSON one, then (1.0) the gRPC one: the first is the one a client
-// prefers.
+// HTTP+JSON and gRPC ones: the first is the one a client prefers.
 func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
 	card := s.card
 	card.Interfaces = make([]protocol.Interface, 0, len(versions)+2)
@@ -202,7 +201,7 @@ func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
 		if urls.REST != "" {
 			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.REST, Binding: "HTTP+JSON", Version: v})
 		}
-		if v == protocol.V10 && urls.GRPC != "" {
+		if urls.GRPC != "" {
 			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.GRPC, Binding: "GRPC", Version: v})
 		}
 	}

@@ -235,8 +235,8 @@ func TestCardPendingAndSet(t *testing.T) {
 	}
 }
 
-// TestCardRESTInterface: an HTTP+JSON URL adds an interface after each
-// version's JSON-RPC one, a gRPC address one after 1.0's.
+// TestCardRESTInterface: an HTTP+JSON URL and a gRPC address add an
+// interface each after each version's JSON-RPC one.
 func TestCardRESTInterface(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, 5*time.Minute)
 	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
@@ -247,13 +247,13 @@ func TestCardRESTInterface(t *testing.T) {
 		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},` +
 		`{"url":"a.example:443","protocolBinding":"GRPC","protocolVersion":"1.0"},` +
 		`{"url":"https://a.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"},` +
-		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]`
+		`{"url":"https://a.example/a2a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"0.3"},` +
+		`{"url":"a.example:443","protocolBinding":"GRPC","protocolVersion":"0.3"}]`
 	if !strings.Contains(body, want) {
 		t.Fatalf("card:\n%s\nwant %s", body, want)
 	}
-	// The 0.3 members: JSON-RPC preferred, both 0.3 interfaces listed, no
-	// gRPC (its 0.3 service is not served).
-	if !strings.Contains(body, `"url":"https://a.example/a2a","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"https://a.example/a2a","transport":"JSONRPC"},{"url":"https://a.example/a2a/rest","transport":"HTTP+JSON"}]`) {
+	// The 0.3 members: JSON-RPC preferred, every 0.3 interface listed.
+	if !strings.Contains(body, `"url":"https://a.example/a2a","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"https://a.example/a2a","transport":"JSONRPC"},{"url":"https://a.example/a2a/rest","transport":"HTTP+JSON"},{"url":"a.example:443","transport":"GRPC"}]`) {
 		t.Fatalf("the 0.3 members:\n%s", body)
 	}
 	// Another pair of URLs is another document, cached apart.
