@@ -140,25 +140,39 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	return p, e
 }
 
+// fileKeys name a 0.3 file part's content members, in one flavour: the
+// JSON-RPC objects' and the proto's (with its snake_case spelling).
+type fileKeys struct{ bytes, bytesSnake, uri, uriSnake string }
+
+var (
+	fileKeysV03      = fileKeys{bytes: "bytes", uri: "uri"}
+	fileKeysV03Proto = fileKeys{bytes: "fileWithBytes", bytesSnake: "file_with_bytes", uri: "fileWithUri", uriSnake: "file_with_uri"}
+)
+
 // decodeFileV03 reads {bytes|uri, name?, mimeType?} into p.
 func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
+	return decodeFile03(d, v, field, p, fileKeysV03)
+}
+
+// decodeFile03 reads a 0.3 file object, its content members named k.
+func decodeFile03(d *dialect, v []byte, field string, p *Part, k fileKeys) *Error {
 	if jsonwire.KindOf(v) != jsonwire.Object {
 		return invalidField(field, "must be an object")
 	}
 	var hasBytes, hasURI bool
 	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
-		switch string(key) {
-		case "bytes":
+		switch name := string(key); {
+		case name == k.bytes || (k.bytesSnake != "" && name == k.bytesSnake):
 			hasBytes = true
-			p.Raw, e = d.readFileBytes(val, field, "bytes")
-		case "uri":
+			p.Raw, e = d.readFileBytes(val, field, k.bytes)
+		case name == k.uri || (k.uriSnake != "" && name == k.uriSnake):
 			hasURI = true
-			if p.URL, e = readString(val, field, "uri"); e == nil && p.URL == "" {
-				e = invalidField(join(field, "uri"), "must not be empty")
+			if p.URL, e = readString(val, field, k.uri); e == nil && p.URL == "" {
+				e = invalidField(join(field, k.uri), "must not be empty")
 			}
-		case "name":
+		case name == "name":
 			p.Filename, e = readString(val, field, "name")
-		case "mimeType", "mime_type":
+		case name == "mimeType" || name == "mime_type":
 			p.MediaType, e = readString(val, field, "mimeType")
 		}
 		return e
@@ -167,9 +181,9 @@ func decodeFileV03(d *dialect, v []byte, field string, p *Part) *Error {
 	}
 	switch {
 	case hasBytes && hasURI:
-		return invalidField(field, `must have only one of "bytes" or "uri"`)
+		return invalidField(field, `must have only one of "`+k.bytes+`" or "`+k.uri+`"`)
 	case !hasBytes && !hasURI:
-		return invalidField(field, `must have "bytes" or "uri"`)
+		return invalidField(field, `must have "`+k.bytes+`" or "`+k.uri+`"`)
 	}
 	return nil
 }

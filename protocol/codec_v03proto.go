@@ -121,7 +121,7 @@ func decodePartV03Proto(d *dialect, v []byte, field string) (Part, *Error) {
 		p.Text, e = d.readText(text, field, "text")
 	case file != nil:
 		p.Kind = PartFile
-		e = decodeFileV03Proto(d, file, join(field, "file"), &p)
+		e = decodeFile03(d, file, join(field, "file"), &p, fileKeysV03Proto)
 	default:
 		p.Kind = PartData
 		field = join(field, "data")
@@ -143,38 +143,4 @@ func decodePartV03Proto(d *dialect, v []byte, field string) (Part, *Error) {
 		p.Data, e = readObject(inner, field, "data")
 	}
 	return p, e
-}
-
-// decodeFileV03Proto reads {fileWithUri|fileWithBytes, mimeType?, name?}.
-func decodeFileV03Proto(d *dialect, v []byte, field string, p *Part) *Error {
-	if jsonwire.KindOf(v) != jsonwire.Object {
-		return invalidField(field, "must be an object")
-	}
-	var hasBytes, hasURI bool
-	if e := eachMember(v, field, func(key, val []byte) (e *Error) {
-		switch string(key) {
-		case "fileWithBytes", "file_with_bytes":
-			hasBytes = true
-			p.Raw, e = d.readFileBytes(val, field, "fileWithBytes")
-		case "fileWithUri", "file_with_uri":
-			hasURI = true
-			if p.URL, e = readString(val, field, "fileWithUri"); e == nil && p.URL == "" {
-				e = invalidField(join(field, "fileWithUri"), "must not be empty")
-			}
-		case "name":
-			p.Filename, e = readString(val, field, "name")
-		case "mimeType", "mime_type":
-			p.MediaType, e = readString(val, field, "mimeType")
-		}
-		return e
-	}); e != nil {
-		return e
-	}
-	switch {
-	case hasBytes && hasURI:
-		return invalidField(field, "must have only one of fileWithBytes or fileWithUri")
-	case !hasBytes && !hasURI:
-		return invalidField(field, "must have fileWithBytes or fileWithUri")
-	}
-	return nil
 }

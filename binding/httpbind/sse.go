@@ -2,6 +2,7 @@ package httpbind
 
 import (
 	"errors"
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"net/http"
 	"time"
 
@@ -166,4 +167,37 @@ func (s *SSE) writeFrame(f []byte) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// Stream is a stream a binding has set up and not yet served: the
+// service's stream and the writer of the binding's frames. A binding
+// hands it back unserved so that its caller serves it from its own frame
+// (jsonrpc.Binding.Start says why); the zero Stream has nothing to serve.
+type Stream struct {
+	st *handler.Stream
+	w  StreamWriter
+}
+
+// StreamWriter is a binding's SSE writer (an SSE with its frames), which
+// Finish releases when the stream has ended.
+type StreamWriter interface {
+	handler.EventWriter
+	Finish()
+}
+
+// NewStream pairs st with the writer that serves it.
+func NewStream(st *handler.Stream, w StreamWriter) Stream {
+	return Stream{st: st, w: w}
+}
+
+// Pending reports whether there is a stream to serve.
+func (s Stream) Pending() bool { return s.st != nil }
+
+// Serve sends the stream until it ends. Call it once.
+func (s Stream) Serve() {
+	if s.st == nil {
+		return
+	}
+	defer s.w.Finish()
+	s.st.Serve(s.w)
 }

@@ -61,19 +61,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, body []byte, c h
 
 // Stream is a stream set up by Start and not yet served; the zero Stream
 // has nothing to serve.
-type Stream struct {
-	st *handler.Stream
-	s  *sse
-}
-
-// Serve sends the stream until it ends. Call it once.
-func (st Stream) Serve() {
-	if st.st == nil {
-		return
-	}
-	defer st.s.Finish()
-	st.st.Serve(st.s)
-}
+type Stream = httpbind.Stream
 
 // sse is one streamed answer: the SSE writer and the JSON-RPC framing of
 // its events, allocated together.
@@ -226,7 +214,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		return Stream{st: st, s: b.newSSE(w, req.ID, codec)}
+		return httpbind.NewStream(st, b.newSSE(w, req.ID, codec))
 	case protocol.MethodSubscribe:
 		p, err := codec.DecodeTaskID(req.Params)
 		if err != nil {
@@ -238,7 +226,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			fail(codec, perr)
 			return Stream{}
 		}
-		return Stream{st: st, s: b.newSSE(w, req.ID, codec)}
+		return httpbind.NewStream(st, b.newSSE(w, req.ID, codec))
 	default:
 		// Admit refuses every other known method (push configs, the
 		// extended card) until the service offers it.

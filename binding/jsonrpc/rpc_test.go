@@ -238,14 +238,14 @@ func TestStartReturnsReadyStream(t *testing.T) {
 		w := httptest.NewRecorder()
 		return h.ep.Start(w, r, []byte(body), handler.Caller{Owner: "alice"}), w
 	}
-	if st, w := start(call("GetTask", `{"id":"`+id+`"}`)); st.st != nil || !strings.Contains(w.Body.String(), `"TASK_STATE_INPUT_REQUIRED"`) {
+	if st, w := start(call("GetTask", `{"id":"`+id+`"}`)); st.Pending() || !strings.Contains(w.Body.String(), `"TASK_STATE_INPUT_REQUIRED"`) {
 		t.Fatalf("GetTask: stream %v, answer %q", st, w.Body.String())
 	}
-	if st, w := start(call("SubscribeToTask", `{"id":"missing"}`)); st.st != nil || !strings.Contains(w.Body.String(), `"code":-32001`) {
+	if st, w := start(call("SubscribeToTask", `{"id":"missing"}`)); st.Pending() || !strings.Contains(w.Body.String(), `"code":-32001`) {
 		t.Fatalf("subscribe to a missing task: stream %v, answer %q", st, w.Body.String())
 	}
 	st, w := start(call("SubscribeToTask", `{"id":"`+id+`"}`))
-	if st.st == nil || w.Body.Len() != 0 {
+	if !st.Pending() || w.Body.Len() != 0 {
 		t.Fatalf("subscribe: stream %v, written before Serve: %q", st, w.Body.String())
 	}
 	st.Serve() // input-required: the Task frame, then the stream ends

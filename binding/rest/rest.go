@@ -47,21 +47,9 @@ func (b *Binding) Serves(rt Route) bool {
 	return b.codec != nil
 }
 
-// Stream is a stream set up by Start and not yet served (as the JSON-RPC
-// binding's, for the same reason); the zero Stream has nothing to serve.
-type Stream struct {
-	st *handler.Stream
-	s  *sse
-}
-
-// Serve sends the stream until it ends. Call it once.
-func (st Stream) Serve() {
-	if st.st == nil {
-		return
-	}
-	defer st.s.Finish()
-	st.st.Serve(st.s)
-}
+// Stream is a stream set up by Start and not yet served; the zero Stream
+// has nothing to serve.
+type Stream = httpbind.Stream
 
 // sse is one streamed answer: the SSE writer and the frames of the
 // binding, one allocation.
@@ -141,7 +129,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 				writeErr(perr)
 				return Stream{}
 			}
-			return Stream{st: st, s: b.newSSE(w, codec, rt.V03)}
+			return httpbind.NewStream(st, b.newSSE(w, codec, rt.V03))
 		}
 		ev, perr := svc.SendMessage(ctx, c, p)
 		if perr != nil {
@@ -224,7 +212,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 			writeErr(perr)
 			return Stream{}
 		}
-		return Stream{st: st, s: b.newSSE(w, codec, rt.V03)}
+		return httpbind.NewStream(st, b.newSSE(w, codec, rt.V03))
 	default:
 		// Admit refuses every other operation (push configs, the extended
 		// card) until the service offers it.

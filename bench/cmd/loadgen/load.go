@@ -153,6 +153,20 @@ func (p phase) run(t *target) phaseResult {
 				lat      = make([]int64, 0, 4096)
 				ok       int64
 			)
+			// record counts a request that began at t0 and ended at t1,
+			// if it began in the measured window.
+			record := func(err error, t0, t1 time.Time) {
+				if t0.Before(measureFrom) {
+					return
+				}
+				if err != nil {
+					fail(err)
+				} else {
+					ok++
+					lat = append(lat, int64(t1.Sub(t0)))
+				}
+				lastEnd.Store(t1.UnixNano())
+			}
 			defer func() {
 				if c != nil {
 					c.Close()
@@ -183,16 +197,7 @@ func (p phase) run(t *target) phaseResult {
 						}
 					}
 					err := gc.call(w, seq, scratch)
-					t1 := time.Now()
-					if !t0.Before(measureFrom) {
-						if err != nil {
-							fail(err)
-						} else {
-							ok++
-							lat = append(lat, int64(t1.Sub(t0)))
-						}
-						lastEnd.Store(t1.UnixNano())
-					}
+					record(err, t0, time.Now())
 					continue
 				}
 				if c == nil {
@@ -206,7 +211,6 @@ func (p phase) run(t *target) phaseResult {
 				req, bod = t.rb.build(req, bod, w, seq)
 				resp, err := c.roundTrip(req)
 				t1 := time.Now()
-				measured := !t0.Before(measureFrom)
 				if err == nil {
 					err = check(t.Kind, resp, w, seq, scratch)
 				} else {
@@ -220,15 +224,7 @@ func (p phase) run(t *target) phaseResult {
 					c.Close()
 					c = nil
 				}
-				if measured {
-					if err != nil {
-						fail(err)
-					} else {
-						ok++
-						lat = append(lat, int64(t1.Sub(t0)))
-					}
-					lastEnd.Store(t1.UnixNano())
-				}
+				record(err, t0, t1)
 				if n := finished.Add(1); p.progress != nil && p.progressEvery > 0 && n%p.progressEvery == 0 {
 					p.progress(n)
 				}
