@@ -40,12 +40,12 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 			"No HTTP+JSON route at "+r.URL.Path+": the routes under "+h.RESTPath+" are /message:send, /message:stream, /tasks, /tasks/{id}, /tasks/{id}:cancel and /tasks/{id}:subscribe (A2A 1.0), and the same under /v1 but /tasks (A2A 0.3, when served)")
 		return rest.Stream{}, nil
 	}
-	allow := []string{rt.Allow + ", OPTIONS"}
-	if h.browser.gate(w, r, h.logger, allow, []string{rt.Allow}) {
+	allow := restAllow[rt.Allow]
+	if h.browser.gate(w, r, h.logger, allow.withOptions, allow.methods) {
 		return rest.Stream{}, nil
 	}
 	if rt.Op == 0 {
-		w.Header()["Allow"] = allow
+		w.Header()["Allow"] = allow.withOptions
 		writeRESTRefusal(w, rt.V03, http.StatusMethodNotAllowed, protocol.StatusUnimplemented,
 			r.Method+" is not a method of "+r.URL.Path+" (allowed: "+rt.Allow+")")
 		return rest.Stream{}, nil
@@ -73,6 +73,16 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 	}
 	return h.rest.Start(w, r, rt, body, h.caller(r)), nil
 }
+
+// restAllow holds, for each Allow value of the routes, the header values
+// the browser gate and a 405 write: made once, not per request.
+var restAllow = func() map[string]struct{ withOptions, methods []string } {
+	m := map[string]struct{ withOptions, methods []string }{}
+	for _, a := range []string{"GET", "POST", "GET, POST", "GET, DELETE"} {
+		m[a] = struct{ withOptions, methods []string }{[]string{a + ", OPTIONS"}, []string{a}}
+	}
+	return m
+}()
 
 // bodyRequired reports whether operation op cannot go without a body.
 func bodyRequired(op protocol.Method) bool {

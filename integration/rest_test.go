@@ -255,8 +255,10 @@ func TestRESTEnvelope(t *testing.T) {
 	if got := wrong.Header.Get("Allow"); got != "POST, OPTIONS" {
 		t.Fatalf("Allow %q", got)
 	}
-	if got := restDo(t, "PUT", restURL+"/tasks/x:subscribe", "").Header.Get("Allow"); got != "GET, POST, OPTIONS" {
-		t.Fatalf("Allow %q", got)
+	for path, want := range map[string]string{"/tasks/x:subscribe": "GET, POST, OPTIONS", "/tasks/x/pushNotificationConfigs/c": "GET, DELETE, OPTIONS", "/tasks/x": "GET, OPTIONS"} {
+		if got := restDo(t, "PUT", restURL+path, "").Header.Get("Allow"); got != want {
+			t.Fatalf("PUT %s: Allow %q, want %q", path, got, want)
+		}
 	}
 	big := restDo(t, "POST", restURL+"/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"`+strings.Repeat("x", 3000)+`"}]}}`)
 	big.fails(t, 413, "INVALID_ARGUMENT")
