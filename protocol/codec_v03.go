@@ -60,18 +60,23 @@ func appendPartV03(dst []byte, p *Part) []byte {
 		dst = append(dst, '}')
 	case PartData:
 		dst = append(dst, `{"kind":"data","data":`...)
-		if jsonwire.IsObject(p.Data) {
-			dst = jsonwire.AppendRaw(dst, p.Data)
-		} else {
-			dst = append(dst, `{"value":`...)
-			dst = jsonwire.AppendRaw(dst, p.Data)
-			dst = append(dst, '}')
-		}
+		dst = appendDataObject(dst, p.Data)
 	default:
 		dst = append(dst, `{"kind":"text","text":`...)
 		dst = jsonwire.AppendString(dst, p.Text)
 	}
 	dst = appendOptRaw(dst, `,"metadata":`, p.Metadata)
+	return append(dst, '}')
+}
+
+// appendDataObject writes a data part's value as 0.3 needs it, an object:
+// any other value is wrapped as {"value": …}.
+func appendDataObject(dst, data []byte) []byte {
+	if jsonwire.IsObject(data) {
+		return jsonwire.AppendRaw(dst, data)
+	}
+	dst = append(dst, `{"value":`...)
+	dst = jsonwire.AppendRaw(dst, data)
 	return append(dst, '}')
 }
 

@@ -53,9 +53,8 @@ func NewGRPCCodecV03(l Limits) Codec {
 }
 
 // appendPartV03Proto writes {text} | {file:{…}} | {data:{data:…}}, with
-// metadata. A data part's value must be an object in 0.3 (Struct), so
-// any other value is wrapped as {"value": …}, as the 0.3 JSON-RPC
-// dialect does.
+// metadata. A data part's value must be an object in 0.3 (Struct)
+// (appendDataObject).
 func appendPartV03Proto(dst []byte, p *Part) []byte {
 	switch p.Kind {
 	case PartFile:
@@ -72,13 +71,7 @@ func appendPartV03Proto(dst []byte, p *Part) []byte {
 		dst = append(dst, '}')
 	case PartData:
 		dst = append(dst, `{"data":{"data":`...)
-		if jsonwire.IsObject(p.Data) {
-			dst = jsonwire.AppendRaw(dst, p.Data)
-		} else {
-			dst = append(dst, `{"value":`...)
-			dst = jsonwire.AppendRaw(dst, p.Data)
-			dst = append(dst, '}')
-		}
+		dst = appendDataObject(dst, p.Data)
 		dst = append(dst, '}')
 	default:
 		dst = append(dst, `{"text":`...)

@@ -155,7 +155,7 @@ func (b *Binding) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.decodeSend(req)
+	p, err := b.decodeSend(b.codec, req)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +166,13 @@ func (b *Binding) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest
 	return result(func(dst []byte) []byte { return b.codec.AppendSendResult(dst, &ev) }, &a2apb.SendMessageResponse{})
 }
 
-func (b *Binding) decodeSend(req *a2apb.SendMessageRequest) (*protocol.SendParams, error) {
+// decodeSend reads a send request of either version with its codec.
+func (b *Binding) decodeSend(codec protocol.Codec, req proto.Message) (*protocol.SendParams, error) {
 	js, err := b.params(req)
 	if err != nil {
 		return nil, err
 	}
-	p, derr := b.codec.DecodeSend(js)
+	p, derr := codec.DecodeSend(js)
 	if derr != nil {
 		return nil, statusError(paramsError(derr))
 	}
@@ -256,7 +257,7 @@ func (b *Binding) SendStreamingMessage(req *a2apb.SendMessageRequest, ss grpc.Se
 	if err != nil {
 		return err
 	}
-	p, err := b.decodeSend(req)
+	p, err := b.decodeSend(b.codec, req)
 	if err != nil {
 		return err
 	}

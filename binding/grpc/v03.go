@@ -8,7 +8,6 @@ import (
 	a2apb03 "github.com/a2aproject/a2a-go/a2apb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
@@ -48,25 +47,13 @@ func taskParams(name string, historyLength int32) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func (s *binding03) decodeSend(req proto.Message) (*protocol.SendParams, error) {
-	js, err := s.b.params(req)
-	if err != nil {
-		return nil, err
-	}
-	p, derr := s.b.codec03.DecodeSend(js)
-	if derr != nil {
-		return nil, statusError(paramsError(derr))
-	}
-	return p, nil
-}
-
 // SendMessage implements a2apb03.A2AServiceServer.
 func (s *binding03) SendMessage(ctx context.Context, req *a2apb03.SendMessageRequest) (*a2apb03.SendMessageResponse, error) {
 	c, err := s.start(ctx, protocol.MethodSend)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.decodeSend(req)
+	p, err := s.b.decodeSend(s.b.codec03, req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +71,7 @@ func (s *binding03) SendStreamingMessage(req *a2apb03.SendMessageRequest, ss grp
 	if err != nil {
 		return err
 	}
-	p, err := s.decodeSend(req)
+	p, err := s.b.decodeSend(s.b.codec03, req)
 	if err != nil {
 		return err
 	}
