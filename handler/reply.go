@@ -48,7 +48,7 @@ type replyRun struct {
 // for the agent. A taskId names a task that cannot exist (none is ever
 // created), so it is -32001 like any unknown task.
 func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
-	if len(p.Push) > 0 {
+	if p.Push != nil {
 		return nil, protocol.ErrPushNotSupported()
 	}
 	if perr := e.validateMessage(&p.Message); perr != nil {

@@ -35,7 +35,7 @@ type started struct {
 // prepareSend validates a send and creates or continues its task. The run
 // is not started: a streaming caller first reads the snapshot it will send.
 func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams, streaming bool) (started, *protocol.Error) {
-	if len(p.Push) > 0 {
+	if p.Push != nil {
 		return started{}, protocol.ErrPushNotSupported()
 	}
 	if perr := e.validateMessage(&p.Message); perr != nil {

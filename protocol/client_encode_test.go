@@ -15,7 +15,6 @@ func fixtureSendParams() SendParams {
 		AcceptedOutputModes: []string{"text/plain", "application/json"},
 		HistoryLength:       ptr(3),
 		Blocking:            true,
-		Push:                json.RawMessage(`{"url":"https://hooks.example.com/a2a","token":"tok"}`),
 		Metadata:            json.RawMessage(`{"trace":"abc"}`),
 	}
 }

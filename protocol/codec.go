@@ -44,6 +44,14 @@ type Codec interface {
 	// DecodeListTasks decodes ListTasks params (1.0; 0.3 has no such method).
 	DecodeListTasks(params json.RawMessage) (*ListTasksParams, error)
 
+	// DecodePushConfig decodes push config create/set params.
+	DecodePushConfig(params json.RawMessage) (*PushConfig, error)
+	// DecodePushConfigID decodes push config get (needID false: 0.3 may
+	// name the task alone) and delete (needID true) params.
+	DecodePushConfigID(params json.RawMessage, needID bool) (*PushConfigID, error)
+	// DecodePushList decodes push config list params.
+	DecodePushList(params json.RawMessage) (*PushListParams, error)
+
 	// AppendTask appends a bare Task (the result of get and cancel).
 	AppendTask(dst []byte, t *Task) []byte
 	// AppendSendResult appends the result of a non-streaming send: exactly
@@ -53,6 +61,10 @@ type Codec interface {
 	AppendStreamResult(dst []byte, ev *Event) []byte
 	// AppendListTasks appends a ListTasksResponse.
 	AppendListTasks(dst []byte, r *ListTasksResult) []byte
+	// AppendPushConfig appends one push config (the result of set and get).
+	AppendPushConfig(dst []byte, c *PushConfig) []byte
+	// AppendPushList appends the result of a push config list.
+	AppendPushList(dst []byte, r *PushListResult) []byte
 	// AppendError appends the JSON-RPC error object.
 	AppendError(dst []byte, e *Error) []byte
 

@@ -158,7 +158,7 @@ func decodeSendConfig(d *dialect, v []byte, sp *SendParams) *Error {
 				imm, e = readBool(val, field, d.immediateKey[0])
 				sp.Blocking = !imm
 			case k == d.pushKey[0] || k == d.pushKey[1]:
-				sp.Push, e = readObject(val, field, d.pushKey[0])
+				sp.Push, e = decodeInlinePush(d, val, join(field, d.pushKey[0]))
 			}
 		}
 		return e

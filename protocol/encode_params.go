@@ -47,10 +47,6 @@ func appendSendConfig(d *dialect, dst []byte, p *SendParams) []byte {
 		dst = append(dst, `"acceptedOutputModes":`...)
 		dst = jsonwire.AppendStringArray(dst, p.AcceptedOutputModes)
 	}
-	if jsonwire.HasValue(p.Push) {
-		dst = appendConfigKey(dst, open, d.pushKey[0])
-		dst = jsonwire.AppendRaw(dst, p.Push)
-	}
 	if p.HistoryLength != nil {
 		dst = appendConfigKey(dst, open, "historyLength")
 		dst = strconv.AppendInt(dst, int64(*p.HistoryLength), 10)

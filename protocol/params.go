@@ -40,8 +40,9 @@ type SendParams struct {
 	// Blocking is resolved by the codec: 1.0 !returnImmediately, 0.3 blocking
 	// (unset = true).
 	Blocking bool
-	// Push is the inline push notification config, if any (raw, per version).
-	Push     json.RawMessage
+	// Push is the inline push notification config, if any (its TaskID
+	// empty: the task is the one the send creates or continues).
+	Push     *PushConfig
 	Metadata json.RawMessage
 }
 
