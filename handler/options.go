@@ -87,6 +87,9 @@ type Options struct {
 	// blocking waits end cleanly while runs go on, and a stream blocked in
 	// a write is cut at once. nil: never.
 	Unload context.Context
+	// Push turns push notifications on; nil: the push methods and an
+	// inline config are -32003.
+	Push   *PushOptions
 	Logger *zap.Logger
 }
 

@@ -286,6 +286,9 @@ type run struct {
 	// chunks maps the agent's own artifact ids (upstream.EventChunk) to
 	// the task's.
 	chunkIDs map[string]string
+	// notify queues the push notifications of each write
+	// (Service.notify); nil without push.
+	notify func(owner string, t *protocol.Task, last string, evs []protocol.Event)
 	// upstreamRef is the agent's latest reference for the task
 	// (upstream.EventRef), written with each of the run's writes.
 	upstreamRef string
@@ -822,8 +825,11 @@ func (ru *run) commit(mutate func(t *protocol.Task) []protocol.Event) error {
 			// once.
 			ru.releaseSlot()
 		}
-		v, _, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
+		v, last, err := ru.st.Update(ctx, t.ID, ru.version, &t, evs...)
 		if err == nil {
+			if ru.notify != nil {
+				ru.notify(ru.owner, &t, last, evs)
+			}
 			ru.task, ru.written, ru.version = &t, &t, v
 			ru.dropHeld()
 			if settling {

@@ -29,14 +29,21 @@ type started struct {
 	// lastEventID is the id of the newest event written with task; "" for
 	// a new task, whose log starts with it.
 	lastEventID string
-	run         *run
+	// events are the events the send wrote (its push notifications).
+	events []protocol.Event
+	run    *run
 }
 
 // prepareSend validates a send and creates or continues its task. The run
 // is not started: a streaming caller first reads the snapshot it will send.
 func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendParams, streaming bool) (started, *protocol.Error) {
 	if p.Push != nil {
-		return started{}, protocol.ErrPushNotSupported()
+		if !e.pushEnabled() {
+			return started{}, protocol.ErrPushNotSupported()
+		}
+		if perr := e.checkPushURL(ctx, "configuration.pushNotificationConfig.url", p.Push.URL); perr != nil {
+			return started{}, perr
+		}
 	}
 	if perr := e.validateMessage(&p.Message); perr != nil {
 		return started{}, perr
@@ -58,6 +65,16 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 		e.opts.Runner.release(c.Owner)
 		return started{}, perr
 	}
+	if p.Push != nil {
+		cfg := *p.Push
+		cfg.TaskID = s.task.ID
+		if _, perr := e.putPushConfig(ctx, c, &cfg); perr != nil {
+			// The task is written and runs, without the config (only a
+			// continued task can be full, or the store fail here).
+			e.log.Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
+		}
+	}
+	e.notify(c.Owner, s.run.written, s.lastEventID, s.events)
 	// The run gives the slot back when it settles or ends (Runner.runOne),
 	// or startRun does if it never starts.
 	s.run.reserved = true
@@ -167,7 +184,7 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 	if err != nil {
 		return started{}, storeError(e.log, "create task", t.ID, err)
 	}
-	return started{task: t, run: e.newRun(c, stored, v, &msg, nil, p)}, nil
+	return started{task: t, events: evs, run: e.newRun(c, stored, v, &msg, nil, p)}, nil
 }
 
 // continueTask adds the message to an interrupted task and sets it
@@ -211,7 +228,7 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 		if err != nil {
 			return started{}, storeError(e.log, "continue task", id, err)
 		}
-		return started{task: &t, lastEventID: last, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
+		return started{task: &t, lastEventID: last, events: []protocol.Event{ev}, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
 	}
 	return started{}, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
@@ -226,6 +243,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		written: t,
 		version: version,
 		settled: make(chan struct{}),
+		notify:  e.notifier(),
 		req: upstream.RunRequest{
 			TaskID:     t.ID,
 			ContextID:  e.agentContextID(c.Owner, t.ContextID),

@@ -102,6 +102,25 @@ func New(o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
+	if p := o.Push; p != nil {
+		if p.Dispatcher == nil || p.Guard == nil || p.Client == nil {
+			return nil, errors.New("handler: Options.Push needs a Dispatcher, a Guard and a Client")
+		}
+		if p.Timeout < 0 || p.MaxAttempts < 0 || p.MaxConfigs < 0 {
+			return nil, errors.New("handler: Options.Push bounds must not be negative")
+		}
+		po := *p
+		if po.Timeout == 0 {
+			po.Timeout = DefaultPushTimeout
+		}
+		if po.MaxAttempts == 0 {
+			po.MaxAttempts = DefaultPushMaxAttempts
+		}
+		if po.MaxConfigs == 0 {
+			po.MaxConfigs = DefaultPushMaxConfigs
+		}
+		o.Push = &po
+	}
 	if err := o.Limits.Validate(); err != nil {
 		return nil, err
 	}
@@ -167,7 +186,7 @@ func (e *Service) WriteTimeout() time.Duration { return e.opts.WriteTimeout }
 // Admit is what the service refuses of a call to method m before its
 // params are read: a client that did not activate a required extension
 // (n, from Negotiate), a streaming call when streaming is off, and the
-// operations this server does not offer (push configs, the extended
+// operations this server does not offer (push configs without push, the extended
 // card). nil: go on and decode.
 func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 	if needsExtensions(m) {
@@ -179,7 +198,9 @@ func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 	case protocol.MethodStream, protocol.MethodSubscribe:
 		return e.streamingError()
 	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
-		return protocol.ErrPushNotSupported()
+		if !e.pushEnabled() {
+			return protocol.ErrPushNotSupported()
+		}
 	case protocol.MethodExtendedCard:
 		// The card never declares an extended card, so per A2A 1.0 this is
 		// -32004 (not -32007, which means declared but not configured).

@@ -38,13 +38,14 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 		t := *rec.Task // shared: change a copy
 		t.Status = protocol.TaskStatus{State: protocol.StateCanceled, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
+		_, last, err := e.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, storeError(e.log, "cancel task", p.ID, err)
 		}
+		e.notify(c.Owner, &t, last, []protocol.Event{ev})
 		// The task is canceled whatever happens to the signal; a lost
 		// signal only lets the run go on until its next write.
 		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {

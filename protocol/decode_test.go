@@ -188,7 +188,7 @@ func TestDecodeSendOK(t *testing.T) {
 			AcceptedOutputModes: []string{"text/plain"},
 			HistoryLength:       intp(3),
 			Blocking:            false,
-			Push:                &PushConfig{URL: "https://hook"},
+			Push:                &PushConfig{URL: "https://hook", Version: V03},
 			Metadata:            json.RawMessage(`{"p":1}`),
 		}},
 		{"v10 full with snake_case", codecV10, `{"tenant":"acme","message":{"message_id":"m1","context_id":"c1","task_id":"t1","role":1,
@@ -214,7 +214,7 @@ func TestDecodeSendOK(t *testing.T) {
 			AcceptedOutputModes: []string{"application/json"},
 			HistoryLength:       intp(0),
 			Blocking:            false,
-			Push:                &PushConfig{URL: "https://hook"},
+			Push:                &PushConfig{URL: "https://hook", Version: V10},
 		}},
 		{"v10 returnImmediately false blocks, 0.3 key ignored", codecV10, `{"message":` + v10Msg + `,"configuration":{"returnImmediately":false,"blocking":false}}`, SendParams{
 			Message:  Message{ID: "m1", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "hi"}}},

@@ -26,6 +26,9 @@ type PushConfig struct {
 	// Token is the caller's own token, sent back with every delivery.
 	Token string
 	Auth  *PushAuth
+	// Version is the version the config was decoded in (set by the
+	// codec): the body shape of its deliveries.
+	Version Version
 }
 
 // PushAuth is how a delivery authenticates to the receiver: the
@@ -84,6 +87,7 @@ func decodePushInner(d *dialect, obj []byte, field string, c *PushConfig) *Error
 	if jsonwire.KindOf(obj) != jsonwire.Object {
 		return invalidField(field, "must be an object")
 	}
+	c.Version = d.version
 	if e := eachMember(obj, field, func(key, val []byte) (e *Error) {
 		switch string(key) {
 		case "id":
@@ -243,7 +247,11 @@ func decodePushSet(d *dialect, params []byte) (*PushConfig, *Error) {
 				c.TaskID, e = readID(val, "", "taskId")
 			case "name":
 				// tasks/{id}/pushNotificationConfigs/{cid}: the cid is
-				// the config's unless the config names its own.
+				// the config's unless the config names its own. An
+				// empty name is the proto's unset.
+				if string(val) == `""` {
+					return nil
+				}
 				var task, cfg string
 				task, cfg, e = readResourceName(val, "name", true)
 				c.TaskID = task
@@ -267,6 +275,18 @@ func decodePushSet(d *dialect, params []byte) (*PushConfig, *Error) {
 		}
 		if inner == nil {
 			return nil, invalidField(pushConfigKeys[0], "is required")
+		}
+		if wrapped(inner) {
+			// The 0.3 gRPC create request: config is itself a
+			// TaskPushNotificationConfig {name, pushNotificationConfig}.
+			w, e := decodePushSet(d, withTask(inner, c.TaskID))
+			if e != nil {
+				return nil, e
+			}
+			if w.ID == "" {
+				w.ID = c.ID
+			}
+			return w, nil
 		}
 		var in PushConfig
 		if e := decodePushInner(d, inner, pushConfigKeys[0], &in); e != nil {
@@ -488,4 +508,37 @@ func (c dialectCodec) AppendPushConfig(dst []byte, p *PushConfig) []byte {
 
 func (c dialectCodec) AppendPushList(dst []byte, r *PushListResult) []byte {
 	return appendPushList(c.d, dst, r)
+}
+
+// wrapped reports whether a 0.3 config object is a
+// TaskPushNotificationConfig (it holds the config proper) rather than a
+// config.
+func wrapped(obj []byte) bool {
+	found := false
+	it := jsonwire.NewObjIter(obj)
+	for {
+		k, _, ok := it.Next()
+		if !ok {
+			return found
+		}
+		switch string(k) {
+		case "pushNotificationConfig", "push_notification_config":
+			found = true
+		}
+	}
+}
+
+// withTask is obj with a leading "taskId" member when task is set, so a
+// wrapped config whose name is empty still names its parent's task (a
+// name in obj, read later, wins).
+func withTask(obj []byte, task string) []byte {
+	if task == "" {
+		return obj
+	}
+	out := append([]byte(`{"taskId":`), jsonwire.AppendString(nil, task)...)
+	rest := jsonwire.TrimSpace(obj)[1:]
+	if len(jsonwire.TrimSpace(rest)) > 1 {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }

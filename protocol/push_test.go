@@ -25,6 +25,10 @@ func TestDecodePushConfig(t *testing.T) {
 			PushConfig{TaskID: "task-1", ID: "c9", URL: "https://h/"}},
 		{"0.3 TCK parent config_id config", v03p, `{"parent":"tasks/task-1","config_id":"c2","config":{"url":"https://h/"}}`,
 			PushConfig{TaskID: "task-1", ID: "c2", URL: "https://h/"}},
+		{"0.3 gRPC create request", NewGRPCCodecV03(Limits{}), `{"parent":"tasks/task-1","configId":"c3","config":{"name":"","pushNotificationConfig":{"url":"https://h/"}}}`,
+			PushConfig{TaskID: "task-1", ID: "c3", URL: "https://h/"}},
+		{"0.3 gRPC create request, named", NewGRPCCodecV03(Limits{}), `{"parent":"tasks/task-1","config":{"name":"tasks/task-1/pushNotificationConfigs/c4","pushNotificationConfig":{"url":"https://h/"}}}`,
+			PushConfig{TaskID: "task-1", ID: "c4", URL: "https://h/"}},
 		{"0.3 the config's own id wins", codecV03, `{"taskId":"task-1","configId":"outer","pushNotificationConfig":{"id":"inner","url":"https://h/"}}`,
 			PushConfig{TaskID: "task-1", ID: "inner", URL: "https://h/"}},
 	}
@@ -34,6 +38,7 @@ func TestDecodePushConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tt.want.Version = tt.codec.Version()
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Fatalf("\n got %+v\nwant %+v", *got, tt.want)
 			}
@@ -166,6 +171,7 @@ func TestAppendPushConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := c
+			want.Version = tt.codec.Version()
 			if tt.codec.Version() == V10 {
 				want.Auth = &PushAuth{Schemes: []string{"Bearer"}, Credentials: "cr"}
 			}
@@ -178,7 +184,7 @@ func TestAppendPushConfig(t *testing.T) {
 
 func TestDecodeInlinePush(t *testing.T) {
 	p, err := codecV10.DecodeSend(json.RawMessage(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"taskPushNotificationConfig":{"url":"https://h/","token":"t"}}}`))
-	if err != nil || p.Push == nil || *p.Push != (PushConfig{URL: "https://h/", Token: "t"}) {
+	if err != nil || p.Push == nil || *p.Push != (PushConfig{URL: "https://h/", Token: "t", Version: V10}) {
 		t.Fatalf("1.0: %+v %v", p, err)
 	}
 	_, err = codecV03.DecodeSend(json.RawMessage(`{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"x"}]},"configuration":{"pushNotificationConfig":{"token":"t"}}}`))

@@ -292,27 +292,48 @@ func (b *Binding) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, ss grpc.Ser
 	return b.serveStream(st, ss)
 }
 
-// The push config methods and the extended card: refused by Admit until
-// the service offers them, the same errors as over the other bindings.
+// The push config methods: the service's CallPush, whatever version
+// (codec) asks. Without push, Admit refuses them as over every binding.
+
+// callPush runs push method m of version want on req, its answer read
+// into out (nil for delete, answered with Empty).
+func callPush[M proto.Message](b *Binding, ctx context.Context, want protocol.Version, codec protocol.Codec, m protocol.Method, req proto.Message, out M) (M, error) {
+	c, err := b.startVersion(ctx, m, want)
+	if err != nil {
+		return out, err
+	}
+	js, err := b.params(req)
+	if err != nil {
+		return out, err
+	}
+	res, perr := b.svc.CallPush(ctx, c, codec, m, js)
+	if perr != nil {
+		return out, statusError(perr)
+	}
+	if res == nil {
+		return out, nil
+	}
+	return result(res, out)
+}
 
 // CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (b *Binding) CreateTaskPushNotificationConfig(ctx context.Context, _ *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return nil, b.refused(ctx, protocol.MethodPushSet)
+func (b *Binding) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushSet, req, &a2apb.TaskPushNotificationConfig{})
 }
 
 // GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (b *Binding) GetTaskPushNotificationConfig(ctx context.Context, _ *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return nil, b.refused(ctx, protocol.MethodPushGet)
+func (b *Binding) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushGet, req, &a2apb.TaskPushNotificationConfig{})
 }
 
 // ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
-func (b *Binding) ListTaskPushNotificationConfigs(ctx context.Context, _ *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return nil, b.refused(ctx, protocol.MethodPushList)
+func (b *Binding) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushList, req, &a2apb.ListTaskPushNotificationConfigsResponse{})
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (b *Binding) DeleteTaskPushNotificationConfig(ctx context.Context, _ *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return nil, b.refused(ctx, protocol.MethodPushDelete)
+func (b *Binding) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushDelete, req, &emptypb.Empty{})
 }
 
 // GetExtendedAgentCard implements a2apb.A2AServiceServer.

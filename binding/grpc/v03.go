@@ -161,23 +161,23 @@ func (s *binding03) ListTasks(ctx context.Context, _ *a2apb03.ListTasksRequest) 
 }
 
 // CreateTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
-func (s *binding03) CreateTaskPushNotificationConfig(ctx context.Context, _ *a2apb03.CreateTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
-	return nil, s.refused(ctx, protocol.MethodPushSet)
+func (s *binding03) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb03.CreateTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
+	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushSet, req, &a2apb03.TaskPushNotificationConfig{})
 }
 
 // GetTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
-func (s *binding03) GetTaskPushNotificationConfig(ctx context.Context, _ *a2apb03.GetTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
-	return nil, s.refused(ctx, protocol.MethodPushGet)
+func (s *binding03) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb03.GetTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
+	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushGet, req, &a2apb03.TaskPushNotificationConfig{})
 }
 
 // ListTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
-func (s *binding03) ListTaskPushNotificationConfig(ctx context.Context, _ *a2apb03.ListTaskPushNotificationConfigRequest) (*a2apb03.ListTaskPushNotificationConfigResponse, error) {
-	return nil, s.refused(ctx, protocol.MethodPushList)
+func (s *binding03) ListTaskPushNotificationConfig(ctx context.Context, req *a2apb03.ListTaskPushNotificationConfigRequest) (*a2apb03.ListTaskPushNotificationConfigResponse, error) {
+	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushList, req, &a2apb03.ListTaskPushNotificationConfigResponse{})
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
-func (s *binding03) DeleteTaskPushNotificationConfig(ctx context.Context, _ *a2apb03.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return nil, s.refused(ctx, protocol.MethodPushDelete)
+func (s *binding03) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb03.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushDelete, req, &emptypb.Empty{})
 }
 
 // GetAgentCard implements a2apb03.A2AServiceServer: 0.3's extended card

@@ -227,9 +227,19 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			return Stream{}
 		}
 		return httpbind.NewStream(st, b.newSSE(w, req.ID, codec))
+	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
+		res, perr := svc.CallPush(ctx, c, codec, m, req.Params)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		if res == nil {
+			res = appendNull
+		}
+		b.writeResult(w, req.ID, res)
 	default:
-		// Admit refuses every other known method (push configs, the
-		// extended card) until the service offers it.
+		// Admit refuses every other known method (the extended card)
+		// until the service offers it.
 		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 	}
 	return Stream{}
@@ -280,6 +290,10 @@ func asParamsError(err error) *protocol.Error {
 	}
 	return protocol.ErrInvalidParams("")
 }
+
+// appendNull is the result of a call that returns nothing (push config
+// delete): "result": null, as JSON-RPC requires a result member.
+func appendNull(dst []byte) []byte { return append(dst, "null"...) }
 
 // writeResult answers a success response whose result appendResult
 // encodes straight into a pooled buffer.

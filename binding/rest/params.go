@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"net/http"
 	"net/url"
 	"sort"
 
@@ -116,4 +117,71 @@ func idParams(dst []byte, id string, more []byte) []byte {
 	dst = jsonwire.AppendString(dst, id)
 	dst = append(dst, more...)
 	return append(dst, '}')
+}
+
+// pushListQuery are the query parameters of a push config list (1.0).
+var pushListQuery = map[string]queryParam{
+	"pageSize":  {member: "pageSize"},
+	"pageToken": {member: "pageToken"},
+}
+
+// pushParams are the codec params of a push config route: the path's
+// task (and config) ids in the names of the route's version, with the
+// body's config (set) or the query (1.0 list). A body's own task id is
+// dropped: the path names the task.
+func pushParams(r *http.Request, rt Route, body []byte, maxDepth int) ([]byte, *protocol.Error) {
+	taskKey, cfgKey := "taskId", "id"
+	if rt.V03 {
+		taskKey, cfgKey = "id", "pushNotificationConfigId"
+	}
+	var dst []byte
+	switch rt.Op {
+	case protocol.MethodPushSet:
+		if perr := protocol.CheckBody(body, maxDepth); perr != nil {
+			return nil, perr
+		}
+		dst = append(dst, '{')
+		it := jsonwire.NewObjIter(jsonwire.TrimSpace(body))
+		for {
+			k, v, ok := it.Next()
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "taskId", "task_id", "parent":
+				continue
+			}
+			dst = jsonwire.AppendString(dst, string(k))
+			dst = append(dst, ':')
+			dst = append(dst, v...)
+			dst = append(dst, ',')
+		}
+		// 0.3's set names the task taskId too.
+		dst = append(dst, `"taskId":`...)
+		dst = jsonwire.AppendString(dst, rt.TaskID)
+		return append(dst, '}'), nil
+	case protocol.MethodPushList:
+		var more []byte
+		if !rt.V03 && r.URL.RawQuery != "" {
+			var perr *protocol.Error
+			if more, perr = queryParams(nil, r.URL.Query(), pushListQuery); perr != nil {
+				return nil, perr
+			}
+		}
+		dst = append(dst, '{')
+		dst = jsonwire.AppendString(dst, taskKey)
+		dst = append(dst, ':')
+		dst = jsonwire.AppendString(dst, rt.TaskID)
+		dst = append(dst, more...)
+		return append(dst, '}'), nil
+	}
+	dst = append(dst, '{')
+	dst = jsonwire.AppendString(dst, taskKey)
+	dst = append(dst, ':')
+	dst = jsonwire.AppendString(dst, rt.TaskID)
+	dst = append(dst, ',')
+	dst = jsonwire.AppendString(dst, cfgKey)
+	dst = append(dst, ':')
+	dst = jsonwire.AppendString(dst, rt.ConfigID)
+	return append(dst, '}'), nil
 }

@@ -213,9 +213,24 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 			return Stream{}
 		}
 		return httpbind.NewStream(st, b.newSSE(w, codec, rt.V03))
+	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
+		params, perr := pushParams(r, rt, body, svc.MaxJSONDepth())
+		if perr != nil {
+			writeErr(perr)
+			return Stream{}
+		}
+		res, perr := svc.CallPush(ctx, c, codec, rt.Op, params)
+		if perr != nil {
+			writeErr(perr)
+			return Stream{}
+		}
+		if res == nil {
+			res = func(dst []byte) []byte { return append(dst, "{}"...) }
+		}
+		b.writeResult(w, res)
 	default:
-		// Admit refuses every other operation (push configs, the extended
-		// card) until the service offers it.
+		// Admit refuses every other operation (the extended card) until
+		// the service offers it.
 		writeErr(protocol.ErrUnsupportedOperation("This operation is not supported"))
 	}
 	return Stream{}

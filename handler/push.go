@@ -1,0 +1,318 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// PushOptions turn push notifications on (Options.Push): the configs'
+// methods, the inline config of a send, and a delivery for every change
+// of a task that has configs.
+type PushOptions struct {
+	// Dispatcher delivers; it outlives configs (it lives with the store).
+	Dispatcher *push.Dispatcher
+	// Guard checks a config's URL when it is set; Client (through the
+	// same guard) delivers.
+	Guard  *push.Guard
+	Client *http.Client
+	// Timeout bounds one attempt, MaxAttempts the attempts of one
+	// delivery, MaxConfigs the configs of one task.
+	Timeout     time.Duration
+	MaxAttempts int
+	MaxConfigs  int
+	// Sign, when set, signs each attempt: it sets its header(s) in h for
+	// body, sent to url about task.
+	Sign func(h http.Header, body []byte, task, url string) error
+}
+
+// The push defaults, written once.
+const (
+	DefaultPushTimeout     = 10 * time.Second
+	DefaultPushMaxAttempts = 5
+	DefaultPushMaxConfigs  = 10
+)
+
+// pushEnabled reports whether push notifications are on.
+func (e *Service) pushEnabled() bool { return e.opts.Push != nil }
+
+// storedPush is a config as the service keeps it in the store: the
+// config and the version it was set in, whose body shape its deliveries
+// take.
+type storedPush struct {
+	V           protocol.Version `json:"v"`
+	URL         string           `json:"url"`
+	Token       string           `json:"token,omitempty"`
+	Schemes     []string         `json:"schemes,omitempty"`
+	Credentials string           `json:"credentials,omitempty"`
+}
+
+func (s *storedPush) config(task, id string) protocol.PushConfig {
+	c := protocol.PushConfig{TaskID: task, ID: id, URL: s.URL, Token: s.Token, Version: s.V}
+	if len(s.Schemes) > 0 {
+		c.Auth = &protocol.PushAuth{Schemes: s.Schemes, Credentials: s.Credentials}
+	}
+	return c
+}
+
+func decodeStoredPush(c store.PushConfig) (storedPush, bool) {
+	var s storedPush
+	return s, json.Unmarshal(c.Data, &s) == nil
+}
+
+// checkPushURL refuses a webhook URL the guard refuses, as -32602
+// naming the reason.
+func (e *Service) checkPushURL(ctx context.Context, field, url string) *protocol.Error {
+	err := e.opts.Push.Guard.CheckURL(ctx, url)
+	if err == nil {
+		return nil
+	}
+	reason := err.Error()
+	if r, ok := errors.AsType[*push.Refused](err); ok {
+		reason = r.Reason
+	}
+	return protocol.ErrInvalidParams("The push notification URL is refused: "+reason,
+		protocol.FieldViolation{Field: field, Description: reason})
+}
+
+// SetPushConfig stores a config for the caller's task (create/set),
+// replacing one with the same id; its deliveries take the body shape of
+// the version it was set in (p.Version).
+func (e *Service) SetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
+	if perr := e.checkPushURL(ctx, "url", p.URL); perr != nil {
+		return nil, perr
+	}
+	return e.putPushConfig(ctx, c, p)
+}
+
+func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
+	cfg := *p
+	if cfg.ID == "" {
+		cfg.ID = newID()
+	}
+	s := storedPush{V: cfg.Version, URL: cfg.URL, Token: cfg.Token}
+	if cfg.Auth != nil {
+		s.Schemes, s.Credentials = cfg.Auth.Schemes, cfg.Auth.Credentials
+	}
+	data, err := json.Marshal(&s)
+	if err != nil {
+		return nil, internalError(e.log, "encode push config", err)
+	}
+	max := e.opts.Push.MaxConfigs
+	err = e.opts.Store.PutPushConfig(ctx, c.Owner, cfg.TaskID, store.PushConfig{ID: cfg.ID, Data: data}, max)
+	if errors.Is(err, store.ErrTooManyPushConfigs) {
+		n := strconv.Itoa(max)
+		perr := protocol.ErrInvalidParams("The task holds "+n+" push notification configs, the most it may (push max_configs); delete one first",
+			protocol.FieldViolation{Field: "id", Description: "the task has " + n + " configs already"})
+		perr.Metadata = map[string]string{"limit": "max_configs", "max": n}
+		return nil, perr
+	}
+	if err != nil {
+		return nil, storeError(e.log, "set push config", cfg.TaskID, err)
+	}
+	return &cfg, nil
+}
+
+// pushConfigs reads the caller's task's configs, decoded.
+func (e *Service) pushConfigs(ctx context.Context, owner, task string) ([]protocol.PushConfig, *protocol.Error) {
+	raw, err := e.opts.Store.PushConfigs(ctx, owner, task)
+	if err != nil {
+		return nil, storeError(e.log, "get push configs", task, err)
+	}
+	out := make([]protocol.PushConfig, 0, len(raw))
+	for _, r := range raw {
+		if s, ok := decodeStoredPush(r); ok {
+			out = append(out, s.config(task, r.ID))
+		}
+	}
+	return out, nil
+}
+
+// GetPushConfig returns one config of the caller's task (p.ID "": the
+// first, as 0.3's get by task alone asks); a config that is not there is
+// -32001, as the spec says.
+func (e *Service) GetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) (*protocol.PushConfig, *protocol.Error) {
+	cfgs, perr := e.pushConfigs(ctx, c.Owner, p.TaskID)
+	if perr != nil {
+		return nil, perr
+	}
+	for i := range cfgs {
+		if p.ID == "" || cfgs[i].ID == p.ID {
+			cfgs[i].Tenant = p.Tenant
+			return &cfgs[i], nil
+		}
+	}
+	return nil, protocol.ErrTaskNotFound(p.TaskID)
+}
+
+// ListPushConfigs returns a page of the caller's task's configs, in the
+// order they were first set; the page token is the index to go on from.
+func (e *Service) ListPushConfigs(ctx context.Context, c Caller, p *protocol.PushListParams) (*protocol.PushListResult, *protocol.Error) {
+	cfgs, perr := e.pushConfigs(ctx, c.Owner, p.TaskID)
+	if perr != nil {
+		return nil, perr
+	}
+	from := 0
+	if p.PageToken != "" {
+		n, err := strconv.Atoi(p.PageToken)
+		if err != nil || n < 0 || n > len(cfgs) || strconv.Itoa(n) != p.PageToken {
+			return nil, protocol.ErrInvalidParams("The page token is not one this server gave",
+				protocol.FieldViolation{Field: "pageToken", Description: "is not a token of this list"})
+		}
+		from = n
+	}
+	res := &protocol.PushListResult{Configs: cfgs[from:]}
+	if p.PageSize > 0 && len(res.Configs) > p.PageSize {
+		res.Configs = res.Configs[:p.PageSize]
+		res.NextPageToken = strconv.Itoa(from + p.PageSize)
+	}
+	for i := range res.Configs {
+		res.Configs[i].Tenant = p.Tenant
+	}
+	return res, nil
+}
+
+// DeletePushConfig removes a config of the caller's task; removing one
+// that is not there is no error (delete is idempotent), but the task
+// must be the caller's.
+func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) *protocol.Error {
+	if err := e.opts.Store.DeletePushConfig(ctx, c.Owner, p.TaskID, p.ID); err != nil {
+		return storeError(e.log, "delete push config", p.TaskID, err)
+	}
+	return nil
+}
+
+// notifier is the runs' notify hook: nil without push.
+func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Event) {
+	if e.opts.Push == nil {
+		return nil
+	}
+	return e.notify
+}
+
+// notify queues the deliveries of one write to task t (its snapshot after
+// the write, the events written, last the id of the newest of them, ""
+// if unknown): worked out when their turn comes, for the configs the
+// task has then. 1.0 receivers get each event as a StreamResponse, 0.3
+// receivers the task once per write.
+func (e *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
+	po := e.opts.Push
+	if po == nil || len(evs) == 0 {
+		return
+	}
+	if last == "" {
+		// The log's first write (Create returns no ids): the task's
+		// creation, once per task.
+		last = "c"
+	}
+	po.Dispatcher.Enqueue(t.ID, func(ctx context.Context) []push.Delivery {
+		raw, err := e.opts.Store.PushConfigs(ctx, owner, t.ID)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				e.log.Warn("a2a: push configs could not be read; notifications of this change are lost",
+					zap.String("task_id", t.ID), zap.Error(err))
+			}
+			return nil
+		}
+		var out []push.Delivery
+		for _, r := range raw {
+			s, ok := decodeStoredPush(r)
+			if !ok || !e.served[s.V] {
+				continue
+			}
+			codec := e.codecs[s.V]
+			if s.V == protocol.V03 {
+				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, codec.AppendTask(nil, t)))
+				continue
+			}
+			for i := range evs {
+				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, codec.AppendStreamResult(nil, &evs[i])))
+			}
+		}
+		return out
+	})
+}
+
+// delivery is one POST of body to config cfgID's receiver; key names
+// the event within the task (the claim, so one replica delivers it).
+func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPush, body []byte) push.Delivery {
+	h := http.Header{"Content-Type": {"application/json"}}
+	if s.Token != "" {
+		h["X-A2a-Notification-Token"] = []string{s.Token}
+		h["A2a-Notification-Token"] = []string{s.Token}
+	}
+	if len(s.Schemes) > 0 && s.Credentials != "" {
+		h["Authorization"] = []string{s.Schemes[0] + " " + s.Credentials}
+	}
+	d := push.Delivery{TaskID: task, ConfigID: cfgID, URL: s.URL, Header: h, Body: body,
+		Client: po.Client, Timeout: po.Timeout, MaxAttempts: po.MaxAttempts,
+		Claim: func(ctx context.Context) (bool, error) {
+			return e.opts.Store.ClaimDelivery(ctx, task, cfgID+"|"+key)
+		},
+	}
+	if po.Sign != nil {
+		url := s.URL
+		d.Sign = func(h http.Header, body []byte) error { return po.Sign(h, body, task, url) }
+	}
+	return d
+}
+
+// CallPush runs push method m (set, get, list, delete) on params decoded
+// with codec, for every binding alike: the result appends the answer in
+// codec's shape; for delete it is nil, each binding writing its own empty
+// answer (JSON-RPC null, HTTP+JSON {}, gRPC Empty).
+func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, m protocol.Method, params json.RawMessage) (func(dst []byte) []byte, *protocol.Error) {
+	switch m {
+	case protocol.MethodPushSet:
+		p, err := codec.DecodePushConfig(params)
+		if err != nil {
+			return nil, asParamsError(err)
+		}
+		cfg, perr := e.SetPushConfig(ctx, c, p)
+		if perr != nil {
+			return nil, perr
+		}
+		return func(dst []byte) []byte { return codec.AppendPushConfig(dst, cfg) }, nil
+	case protocol.MethodPushGet, protocol.MethodPushDelete:
+		p, err := codec.DecodePushConfigID(params, m == protocol.MethodPushDelete)
+		if err != nil {
+			return nil, asParamsError(err)
+		}
+		if m == protocol.MethodPushDelete {
+			return nil, e.DeletePushConfig(ctx, c, p)
+		}
+		cfg, perr := e.GetPushConfig(ctx, c, p)
+		if perr != nil {
+			return nil, perr
+		}
+		return func(dst []byte) []byte { return codec.AppendPushConfig(dst, cfg) }, nil
+	case protocol.MethodPushList:
+		p, err := codec.DecodePushList(params)
+		if err != nil {
+			return nil, asParamsError(err)
+		}
+		res, perr := e.ListPushConfigs(ctx, c, p)
+		if perr != nil {
+			return nil, perr
+		}
+		return func(dst []byte) []byte { return codec.AppendPushList(dst, res) }, nil
+	}
+	return nil, protocol.ErrMethodNotFound("")
+}
+
+// asParamsError is a codec's decode error as the -32602 it is.
+func asParamsError(err error) *protocol.Error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe
+	}
+	return protocol.ErrInvalidParams("")
+}
