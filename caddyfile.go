@@ -112,7 +112,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "grpc", "url", "name", "description", "version",
 		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
-		"limits", "extension", "cors", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
+		"limits", "extension", "cors", "push", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
 	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
 	extensionKeys = []string{"required", "description", "params"}
 	corsKeys      = []string{"origins", "credentials", "max_age"}
@@ -171,6 +171,8 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		return h.unmarshalExtension(d)
 	case "cors":
 		return h.unmarshalCORS(d)
+	case "push":
+		return h.unmarshalPush(d)
 	case "max_request_body":
 		h.MaxRequestBody, err = sizeArg(d, "e.g. 4MiB")
 	case "streaming":

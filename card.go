@@ -23,6 +23,7 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 		DefaultInputModes:  orDefault(h.InputModes, defaultModes),
 		DefaultOutputModes: orDefault(h.OutputModes, defaultModes),
 		Extensions:         protocolExtensions(h.Extensions),
+		PushNotifications:  h.Push != nil,
 	}
 	if h.Provider != nil {
 		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
@@ -59,7 +60,7 @@ func orDefault(v, def []string) []string {
 func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, error) {
 	card := *agent
 	card.Interfaces = nil
-	card.PushNotifications = false
+	card.PushNotifications = h.Push != nil
 	card.ExtendedCard = false
 	card.Streaming = *h.Streaming
 	set := func(dst *string, v string) {

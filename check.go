@@ -114,6 +114,9 @@ func (h *Handler) check() error {
 	if err := h.CORS.check(); err != nil {
 		return err
 	}
+	if err := h.Push.check(); err != nil {
+		return err
+	}
 	if h.Reply != ReplyTask && h.Reply != ReplyMessage {
 		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
 	}

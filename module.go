@@ -210,6 +210,9 @@ type Handler struct {
 	// answers every origin either way.
 	CORS *CORS `json:"cors,omitempty"`
 
+	// Push turns push notifications on (Push).
+	Push *Push `json:"push,omitempty"`
+
 	publicURL string
 	upstream  UpstreamModule
 	store     StoreModule
@@ -506,6 +509,9 @@ func (h *Handler) build() error {
 		Logger:         h.logger,
 	}
 	h.Limits.apply(&opts)
+	if opts.Push, err = h.Push.options(b); err != nil {
+		return err
+	}
 	svc, err := handler.New(opts)
 	if err != nil {
 		return err

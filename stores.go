@@ -109,6 +109,8 @@ type Backend struct {
 	// (contextKeyFunc), nil until then.
 	contextKey     []byte
 	contextKeyFunc func(context.Context) ([]byte, error)
+	// push is the dispatcher of the push notifications of its tasks.
+	push pushState
 }
 
 // NewBackend gives st a runner and a context key. Put it in a
@@ -172,7 +174,10 @@ func (b *Backend) Destruct() error {
 				zap.Int("tasks", total), zap.Int("waiting", waiting), zap.Int("running", running), zap.String("last_mount", mount))
 		}
 	}
-	return errors.Join(b.runner.Close(), b.store.Close())
+	err := b.runner.Close()
+	// After the runs: their last writes queue notifications too.
+	b.closePush()
+	return errors.Join(err, b.store.Close())
 }
 
 // Defaults of the memory store, which store/memory applies: the module
