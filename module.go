@@ -24,6 +24,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -366,6 +367,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.fill(caddy.NewReplacer()); err != nil {
 		return err
 	}
+	if err := h.Push.provision(); err != nil {
+		return err
+	}
 	if len(h.UpstreamRaw) == 0 {
 		return nil // Validate says what is missing
 	}
@@ -509,7 +513,7 @@ func (h *Handler) build() error {
 		Logger:         h.logger,
 	}
 	h.Limits.apply(&opts)
-	if opts.Push, err = h.Push.options(b); err != nil {
+	if opts.Push, err = h.Push.options(b, h.pushIssuer); err != nil {
 		return err
 	}
 	svc, err := handler.New(opts)
@@ -530,6 +534,9 @@ func (h *Handler) build() error {
 	if h.card != nil {
 		c := *h.card
 		c.Streaming = *h.Streaming
+		if x, ok := h.Push.cardExtension(); ok {
+			c.Extensions = append(slices.Clip(c.Extensions), x)
+		}
 		card = &c
 	}
 	h.cards = httpbind.NewCardServer(card, h.versions, time.Duration(h.CardMaxAge))
@@ -584,6 +591,10 @@ func (h *Handler) Cleanup() error {
 // ServeHTTP answers the card and the JSON-RPC endpoint and passes anything
 // else on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.Push != nil && h.Push.key != nil && r.URL.Path == h.Push.JWKSPath {
+		h.Push.serveJWKS(w, r)
+		return nil
+	}
 	switch r.URL.Path {
 	case h.CardPath:
 		if gateCard(w, r) {

@@ -1,8 +1,14 @@
 package caddya2a
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,7 +17,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/signing"
 )
 
 // Push turns push notifications on: the card says
@@ -31,6 +39,88 @@ type Push struct {
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	// MaxConfigs bounds the configs of one task. Default: 10.
 	MaxConfigs int `json:"max_configs,omitempty"`
+	// SigningKey is the file of a private key (JWK or PEM; EC P-256,
+	// Ed25519 or RSA of at least 2048 bits): with it every delivery
+	// carries a JWT signed with it, and the public key is served as a
+	// JWKS at JWKSPath.
+	SigningKey string `json:"signing_key,omitempty"`
+	// JWKSPath is where the JWKS is served when SigningKey is set.
+	// Default: /.well-known/jwks.json.
+	JWKSPath string `json:"jwks_path,omitempty"`
+
+	key  *signing.Key
+	jwks []byte
+}
+
+// DefaultJWKSPath is where a mount that signs serves its keys.
+const DefaultJWKSPath = "/.well-known/jwks.json"
+
+// PushSignatureExtension is the card extension that tells receivers
+// deliveries are signed and where the keys are (its params).
+const PushSignatureExtension = "https://github.com/caddy-a2a/caddy-a2a/extensions/push-signature/v1"
+
+// provision reads the signing key (a file, so Provision, not Validate).
+func (p *Push) provision() error {
+	if p == nil || p.SigningKey == "" {
+		return nil
+	}
+	if p.JWKSPath == "" {
+		p.JWKSPath = DefaultJWKSPath
+	}
+	data, err := os.ReadFile(p.SigningKey)
+	if err != nil {
+		return fmt.Errorf("push: signing_key: %v", err)
+	}
+	if p.key, err = signing.Load(data); err != nil {
+		return fmt.Errorf("push: %s: %v", p.SigningKey, err)
+	}
+	p.jwks, err = signing.JWKS(p.key)
+	return err
+}
+
+// sign sets a delivery's signature: Authorization: Bearer <JWT>, or
+// A2A-Notification-Signature when the config's own credentials hold
+// Authorization.
+func (p *Push) sign(h http.Header, body []byte, task, url, iss string) error {
+	sum := sha256.Sum256(body)
+	tok, err := p.key.SignPush(signing.PushClaims{Issuer: iss, Audience: url, TaskID: task, BodySHA256: hex.EncodeToString(sum[:])}, time.Now())
+	if err != nil {
+		return err
+	}
+	if h.Get("Authorization") != "" {
+		h.Set("A2A-Notification-Signature", tok)
+	} else {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return nil
+}
+
+// cardExtension is the card's note that deliveries are signed: the
+// algorithm, the JWKS path (on the card's own origin) and the header.
+func (p *Push) cardExtension() (protocol.Extension, bool) {
+	if p == nil || p.key == nil {
+		return protocol.Extension{}, false
+	}
+	params, _ := json.Marshal(map[string]string{"jwks_path": p.JWKSPath, "alg": p.key.Algorithm(), "kid": p.key.KeyID()})
+	return protocol.Extension{URI: PushSignatureExtension, Params: params,
+		Description: "Push notifications are signed: a JWT in Authorization (Bearer), or in A2A-Notification-Signature when the config's own credentials use Authorization; its keys are the JWKS at jwks_path."}, true
+}
+
+// serveJWKS answers the JWKS: public, cacheable.
+func (p *Push) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "a2a: the JWKS answers GET", http.StatusMethodNotAllowed)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/jwk-set+json")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Content-Length", strconv.Itoa(len(p.jwks)))
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(p.jwks)
+	}
 }
 
 // The bounds of the push settings: each a limit on what one config makes
@@ -41,7 +131,7 @@ const (
 	maxPushTimeout  = 5 * time.Minute
 )
 
-var pushKeys = []string{"allow", "timeout", "max_attempts", "max_configs"}
+var pushKeys = []string{"allow", "timeout", "max_attempts", "max_configs", "signing_key", "jwks_path"}
 
 // check refuses settings out of their bounds and allow entries that are
 // not prefixes, addresses or host names.
@@ -60,12 +150,20 @@ func (p *Push) check() error {
 	if _, err := push.NewGuard(p.Allow); err != nil {
 		return errors.New(err.Error())
 	}
+	if p.JWKSPath != "" {
+		if p.SigningKey == "" {
+			return errors.New("push: jwks_path without signing_key: there are no keys to serve")
+		}
+		if err := checkPath(p.JWKSPath); err != nil {
+			return fmt.Errorf("push: jwks_path: %w", err)
+		}
+	}
 	return nil
 }
 
 // options are the service's push options over the backend's dispatcher;
 // nil without push.
-func (p *Push) options(b *Backend) (*handler.PushOptions, error) {
+func (p *Push) options(b *Backend, issuer func(*http.Request) string) (*handler.PushOptions, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -73,18 +171,24 @@ func (p *Push) options(b *Backend) (*handler.PushOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handler.PushOptions{
+	o := &handler.PushOptions{
 		Dispatcher:  b.dispatcher(),
 		Guard:       g,
 		Client:      push.NewClient(g),
 		Timeout:     time.Duration(p.Timeout),
 		MaxAttempts: p.MaxAttempts,
 		MaxConfigs:  p.MaxConfigs,
-	}, nil
+		Issuer:      issuer,
+	}
+	if p.key != nil {
+		o.Sign = p.sign
+	}
+	return o, nil
 }
 
 // unmarshalPush parses `push { allow <entry>...; timeout <d>;
-// max_attempts <n>; max_configs <n> }`; the block may be left out.
+// max_attempts <n>; max_configs <n>; signing_key <file>; jwks_path
+// <path> }`; the block may be left out.
 func (h *Handler) unmarshalPush(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
@@ -103,6 +207,10 @@ func (h *Handler) unmarshalPush(d *caddyfile.Dispenser) error {
 			p.MaxAttempts, err = countArg(d)
 		case "max_configs":
 			p.MaxConfigs, err = countArg(d)
+		case "signing_key":
+			p.SigningKey, err = oneArg(d)
+		case "jwks_path":
+			p.JWKSPath, err = oneArg(d)
 		default:
 			return unknownSubdirective(d, "push", key, pushKeys)
 		}

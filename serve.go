@@ -64,7 +64,7 @@ func (h *Handler) caller(r *http.Request) handler.Caller {
 	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
 	}
-	c := handler.Caller{Owner: owner}
+	c := handler.Caller{Owner: owner, Request: r}
 	if rh, ok := h.upstream.(requestHeaders); ok {
 		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 			c.Headers = rh.RequestHeaders(repl)
@@ -263,4 +263,18 @@ func firstValue(v string) string {
 // of the URL), at most 255 bytes long.
 func validHost(h string) bool {
 	return h != "" && len(h) <= 255 && httpguts.ValidHostHeader(h)
+}
+
+// pushIssuer is the iss of the signed deliveries of configs set by r: the
+// mount's public base URL, as its card gives it (the JSON-RPC URL without
+// rpc_path).
+func (h *Handler) pushIssuer(r *http.Request) string {
+	u, err := h.rpcURL(r)
+	if err != nil {
+		return ""
+	}
+	if base := strings.TrimSuffix(u, h.RPCPath); base != u {
+		return base
+	}
+	return originOf(u)
 }

@@ -31,8 +31,11 @@ type PushOptions struct {
 	MaxAttempts int
 	MaxConfigs  int
 	// Sign, when set, signs each attempt: it sets its header(s) in h for
-	// body, sent to url about task.
-	Sign func(h http.Header, body []byte, task, url string) error
+	// body, sent to url about task, as issuer iss.
+	Sign func(h http.Header, body []byte, task, url, iss string) error
+	// Issuer is the iss of the deliveries of a config set by r (nil or
+	// r nil: none).
+	Issuer func(r *http.Request) string
 }
 
 // The push defaults, written once.
@@ -54,6 +57,8 @@ type storedPush struct {
 	Token       string           `json:"token,omitempty"`
 	Schemes     []string         `json:"schemes,omitempty"`
 	Credentials string           `json:"credentials,omitempty"`
+	// Iss is the issuer the config's signed deliveries name.
+	Iss string `json:"iss,omitempty"`
 }
 
 func (s *storedPush) config(task, id string) protocol.PushConfig {
@@ -100,6 +105,9 @@ func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 		cfg.ID = newID()
 	}
 	s := storedPush{V: cfg.Version, URL: cfg.URL, Token: cfg.Token}
+	if po := e.opts.Push; po.Issuer != nil && c.Request != nil {
+		s.Iss = po.Issuer(c.Request)
+	}
 	if cfg.Auth != nil {
 		s.Schemes, s.Credentials = cfg.Auth.Schemes, cfg.Auth.Credentials
 	}
@@ -260,8 +268,8 @@ func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPu
 		},
 	}
 	if po.Sign != nil {
-		url := s.URL
-		d.Sign = func(h http.Header, body []byte) error { return po.Sign(h, body, task, url) }
+		url, iss := s.URL, s.Iss
+		d.Sign = func(h http.Header, body []byte) error { return po.Sign(h, body, task, url, iss) }
 	}
 	return d
 }

@@ -22,6 +22,9 @@ type Caller struct {
 	// Headers are added to the agent's requests of the runs and cancels
 	// this request starts (upstream.RunRequest.Headers).
 	Headers http.Header
+	// Request is the HTTP request the call came in (nil if none): what a
+	// push config's signatures name as their issuer (PushOptions.Issuer).
+	Request *http.Request
 }
 
 // Service is the A2A service of one mount: every operation of the

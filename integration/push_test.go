@@ -1,14 +1,26 @@
 package integration
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // pushCfg serves push notifications; the webhook receivers of the tests
@@ -332,4 +344,98 @@ func TestPushRetries(t *testing.T) {
 		gone.next(t)
 	}
 	gone.none(t)
+}
+
+// TestPushSigned: with signing_key every delivery carries a JWT a
+// receiver verifies against the JWKS the mount serves: kid, iss (the
+// mount's base URL), aud (the webhook), taskId and the body's SHA-256.
+// A config with its own credentials keeps Authorization and gets the
+// JWT in A2A-Notification-Signature.
+func TestPushSigned(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec)
+	keyFile := filepath.Join(t.TempDir(), "push.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain, withCreds := newWebhook(t), newWebhook(t)
+	load(t, `
+http://:9080 {
+	a2a {
+		upstream {{.Agent}}`+skillBlock+`
+		push {
+			allow 127.0.0.1
+			signing_key {{.Key}}
+		}
+	}
+}
+`, map[string]any{"Agent": textAgent(t).URL(), "Key": keyFile})
+
+	r, jwksBody := get(t, "GET", base+"/.well-known/jwks.json")
+	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/jwk-set+json" || !strings.Contains(r.Header.Get("Cache-Control"), "public") {
+		t.Fatalf("JWKS: %d %v %s", r.StatusCode, r.Header, jwksBody)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(jwksBody, &set); err != nil || len(set.Keys) != 1 || !set.Keys[0].IsPublic() {
+		t.Fatalf("JWKS: %s", jwksBody)
+	}
+	_, cardBody := get(t, "GET", base+"/.well-known/agent-card.json")
+	if !strings.Contains(string(cardBody), `"uri":"https://github.com/caddy-a2a/caddy-a2a/extensions/push-signature/v1"`) ||
+		!strings.Contains(string(cardBody), `"jwks_path":"/.well-known/jwks.json"`) {
+		t.Fatalf("card does not advertise the signatures: %s", cardBody)
+	}
+
+	for _, tc := range []struct {
+		wh     *webhook
+		auth   map[string]any
+		header string
+	}{
+		{plain, nil, "Authorization"},
+		{withCreds, map[string]any{"scheme": "Basic", "credentials": "dTpw"}, "A2A-Notification-Signature"},
+	} {
+		cfg := map[string]any{"url": tc.wh.URL()}
+		if tc.auth != nil {
+			cfg["authentication"] = tc.auth
+		}
+		var res struct {
+			Task *wireTask `json:"task"`
+		}
+		call(t, base+"/a2a", "1.0", "SendMessage", map[string]any{"message": msg10("sig", "", ""),
+			"configuration": map[string]any{"taskPushNotificationConfig": cfg}}).ok(t, &res)
+		for range 4 {
+			d := tc.wh.next(t)
+			tok := d.header.Get(tc.header)
+			if tc.header == "Authorization" {
+				var ok bool
+				if tok, ok = strings.CutPrefix(tok, "Bearer "); !ok {
+					t.Fatalf("Authorization %q", d.header.Get("Authorization"))
+				}
+			} else if d.header.Get("Authorization") != "Basic dTpw" {
+				t.Fatalf("the config's own Authorization is gone: %v", d.header)
+			}
+			parsed, err := jwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.header, err)
+			}
+			keys := set.Key(parsed.Headers[0].KeyID)
+			if len(keys) != 1 {
+				t.Fatalf("kid %q not in the JWKS", parsed.Headers[0].KeyID)
+			}
+			var std jwt.Claims
+			var extra struct {
+				TaskID string `json:"taskId"`
+				Body   string `json:"request_body_sha256"`
+			}
+			if err := parsed.Claims(keys[0].Key, &std, &extra); err != nil {
+				t.Fatal(err)
+			}
+			if err := std.Validate(jwt.Expected{Issuer: base, AnyAudience: jwt.Audience{tc.wh.URL()}, Time: time.Now()}); err != nil {
+				t.Fatalf("claims %+v: %v", std, err)
+			}
+			sum := sha256.Sum256(d.body)
+			if extra.TaskID != res.Task.ID || extra.Body != hex.EncodeToString(sum[:]) || std.ID == "" {
+				t.Fatalf("claims %+v %+v", std, extra)
+			}
+		}
+	}
 }
