@@ -23,8 +23,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 

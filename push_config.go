@@ -198,9 +198,7 @@ func (h *Handler) unmarshalPush(d *caddyfile.Dispenser) error {
 		var err error
 		switch key {
 		case "allow":
-			var more []string
-			more, err = argsNoBlock(d, 1, -1)
-			p.Allow = append(p.Allow, more...)
+			p.Allow, err = argsNoBlock(d, 1, -1)
 		case "timeout":
 			p.Timeout, err = durationArg(d)
 		case "max_attempts":
