@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +46,24 @@ func TestJSClient(t *testing.T) {
 	}()
 	wg.Wait()
 	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node --test failed: %v (its output is above)", err)
+	}
+}
+
+// TestJSPush runs the @a2a-js/sdk push suite (interop/js/test/push.test.js)
+// against the push mount.
+func TestJSPush(t *testing.T) {
+	node, dir := nodeSuite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/push.test.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "A2A_PUSH_URL="+pushURL, "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		t.Log("node: " + l)
+	}
+	if err != nil {
 		t.Fatalf("node --test failed: %v (its output is above)", err)
 	}
 }

@@ -45,7 +45,10 @@ const (
 	gatewayLegacyPort = 9185
 	// restPort serves 0.3 and 1.0 over JSON-RPC and 1.0 over HTTP+JSON
 	// (rest_path restPath) and gRPC (h2c).
-	restPort  = 9186
+	restPort = 9186
+	// pushPort is restPort's set-up with push notifications on (receivers
+	// on 127.0.0.1 allowed).
+	pushPort  = 9187
 	adminPort = 9190
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
@@ -60,6 +63,7 @@ var (
 	authURL   = fmt.Sprintf("http://127.0.0.1:%d", authPort)
 	replyURL  = fmt.Sprintf("http://127.0.0.1:%d", replyPort)
 	restURL   = fmt.Sprintf("http://127.0.0.1:%d", restPort)
+	pushURL   = fmt.Sprintf("http://127.0.0.1:%d", pushPort)
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
@@ -119,7 +123,8 @@ func caddyfile(agentURL string) (string, error) {
 	}
 }
 `, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "\t\trest_path "+restPath+"\n") + site(authPort, "0.3 1.0", auth, "") +
-		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n"), nil
+		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n") +
+		site(pushPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}\n"), nil
 }
 
 // password is the basic_auth password of a test user.

@@ -49,6 +49,7 @@ func main() {
 		"gwrelay":    cmdGatewayRelay,
 		"storerelay": cmdStoreRelay,
 		"replicas":   cmdReplicas,
+		"push":       cmdPush,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
@@ -62,7 +63,7 @@ func main() {
 }
 
 const usage = `
-usage: loadgen load|sends|relay|events|idle|gwrelay|storerelay|replicas [flags]   (loadgen <cmd> -h for flags)
+usage: loadgen load|sends|relay|events|idle|gwrelay|storerelay|replicas|push [flags]   (loadgen <cmd> -h for flags)
 `
 
 func logf(format string, args ...any) {

@@ -1,0 +1,120 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+)
+
+// TestA2AGoV2Push: the a2a-go v2.4.0 client, over JSON-RPC, HTTP+JSON and
+// gRPC, leaves a config in a send and sets, gets, lists and deletes
+// configs; the receiver reads every delivery with a2a-go's own
+// StreamResponse type, and the task's changes arrive in order.
+func TestA2AGoV2Push(t *testing.T) {
+	got := make(chan []byte, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+	}))
+	defer hook.Close()
+	for _, tr := range []struct {
+		name string
+		opt  func(w *wire) a2aclient.FactoryOption
+	}{
+		{"jsonrpc", func(w *wire) a2aclient.FactoryOption { return a2aclient.WithJSONRPCTransport(w.client()) }},
+		{"rest", func(w *wire) a2aclient.FactoryOption { return a2aclient.WithRESTTransport(w.client()) }},
+		{"grpc", func(w *wire) a2aclient.FactoryOption { return a2agrpc.WithGRPCTransport(w.grpcOptions()...) }},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			w := newWire(t)
+			card, err := agentcard.DefaultResolver.Resolve(ctx, pushURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !card.Capabilities.PushNotifications {
+				t.Fatal("the card does not say pushNotifications")
+			}
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), tr.opt(w))
+			if err != nil {
+				t.Fatalf("client: %v (%v)", err, ifaces(card))
+			}
+			res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("echo pushed"),
+				Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL, Token: "tok-" + tr.name}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task, ok := res.(*a2a.Task)
+			if !ok || task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("send: %#v", res)
+			}
+			var kinds []string
+			for len(kinds) == 0 || kinds[len(kinds)-1] != "status:"+string(a2a.TaskStateCompleted) {
+				var b []byte
+				select {
+				case b = <-got:
+				case <-ctx.Done():
+					t.Fatalf("deliveries so far: %v", kinds)
+				}
+				var sr a2a.StreamResponse
+				if err := json.Unmarshal(b, &sr); err != nil {
+					t.Fatalf("a2a-go cannot read the delivery: %v\n%s", err, b)
+				}
+				switch ev := sr.Event.(type) {
+				case *a2a.Task:
+					kinds = append(kinds, "task:"+string(ev.Status.State))
+				case *a2a.TaskStatusUpdateEvent:
+					if ev.TaskID != task.ID {
+						t.Fatalf("status of task %s, want %s", ev.TaskID, task.ID)
+					}
+					kinds = append(kinds, "status:"+string(ev.Status.State))
+				case *a2a.TaskArtifactUpdateEvent:
+					kinds = append(kinds, "artifact:"+partsText(ev.Artifact.Parts))
+				default:
+					t.Fatalf("delivery %T: %s", ev, b)
+				}
+			}
+			want := []string{"task:" + string(a2a.TaskStateSubmitted), "status:" + string(a2a.TaskStateWorking), "artifact:echo: pushed", "status:" + string(a2a.TaskStateCompleted)}
+			if len(kinds) != len(want) {
+				t.Fatalf("deliveries %v, want %v", kinds, want)
+			}
+			for i := range want {
+				if kinds[i] != want[i] {
+					t.Fatalf("deliveries %v, want %v", kinds, want)
+				}
+			}
+
+			created, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "second", URL: hook.URL,
+				Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "k"}})
+			if err != nil || created.ID != "second" || created.TaskID != task.ID || created.Auth == nil || created.Auth.Scheme != "Bearer" {
+				t.Fatalf("create: %+v %v", created, err)
+			}
+			one, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: "second"})
+			if err != nil || one.URL != hook.URL {
+				t.Fatalf("get: %+v %v", one, err)
+			}
+			all, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+			if err != nil || len(all) != 2 || all[0].Token != "tok-"+tr.name || all[1].ID != "second" {
+				t.Fatalf("list: %+v %v", all, err)
+			}
+			for range 2 {
+				if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "second"}); err != nil {
+					t.Fatalf("delete: %v", err)
+				}
+			}
+			if _, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: "second"}); err == nil {
+				t.Fatal("get after delete found the config")
+			}
+		})
+	}
+}
