@@ -6,7 +6,7 @@
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load grpc
-#                                  stream gateway redis idle rss profile (profile
+#                                  push stream gateway redis idle rss profile (profile
 #                                  needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
@@ -17,7 +17,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 42 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 44 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -39,6 +39,7 @@ if [ -n "${QUICK:-}" ]; then
 	idle_levels=200,1000 settle=1s
 	sends_a2a=25000 sends_sdk=3000
 	sends_redis=20000
+	push_tasks=200
 else
 	rounds=3 dur=10s warmup=2s
 	relay_d=12s events_d=5s
@@ -51,6 +52,8 @@ else
 	# minutes at the ~7,000/s it does here, many times the ttl and several
 	# of the module's 30 s sweeps.
 	sends_redis=1000000
+	# push: the issue's 1,000 tasks with a config each.
+	push_tasks=1000
 fi
 
 # Ports.
@@ -91,14 +94,16 @@ p_pinredis=$((port + 38)) # redis-server on a core of its own (core 1)
 p_grpcup=$((port + 39))   # the tiny gRPC agent (bench/cmd/grpcup), h2c
 p_grpcrp=$((port + 40))   # Caddy reverse_proxy h2c → grpcup (the gRPC ceiling)
 p_grpca2a=$((port + 41))  # Caddy + a2a, grpc on (h2c), over the upstream agent
+p_push=$((port + 42))     # Caddy + a2a with push (receiver in the generator), over the upstream agent
+p_pushadm=$((port + 43))  # its admin endpoint (the goroutine count)
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 42; p++)); do
+for ((p = port; p < port + 44; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "port $p (of $port-$((port + 41))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		echo "port $p (of $port-$((port + 43))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
 		exit 1
 	fi
@@ -457,6 +462,11 @@ EOF
 caddyfile grpca2a "$p_grpca2a" /echo "grpc on
 		rest_path /a2a/rest" "admin off
 $h2c_globals"
+# push: the receiver (in the generator) is on 127.0.0.1, which only allow
+# reaches; admin on, for the goroutine count.
+caddyfile push "$p_push" /echo "push {
+			allow 127.0.0.1
+		}" "admin 127.0.0.1:$p_pushadm"
 
 if step grpc; then
 	log "grpc: SendMessage over gRPC (h2c) beside reverse_proxy of gRPC"
@@ -473,6 +483,14 @@ if step grpc; then
 		-t "name=caddy-a2a HTTP+JSON message:send (same process),kind=rest,url=http://127.0.0.1:$p_grpca2a/a2a/rest,pid=$pid_grpca2a,up=$pid_up" \
 		-ceiling "reverse_proxy (gRPC h2c) → gRPC agent"
 	stop "$pid_grpcup" "$pid_grpcrp" "$pid_grpca2a"
+fi
+
+if step push; then
+	log "push: 1,000 sends with a push config each, to a receiver in the generator; then to one that is down"
+	start push "$bin/caddy" run --adapter caddyfile --config "$work/push.caddyfile"
+	wait_port "$p_push" push
+	measure push -url "http://127.0.0.1:$p_push/a2a" -admin "127.0.0.1:$p_pushadm" -pid "$pid_push" -tasks "$push_tasks"
+	stop "$pid_push"
 fi
 
 if step gateway; then
