@@ -439,3 +439,50 @@ http://:9080 {
 		}
 	}
 }
+
+// TestPushSurvivesReload: deliveries waiting when the config is reloaded
+// (the store unchanged) are still made after it.
+func TestPushSurvivesReload(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	got := make(chan string, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		// The first delivery is held until the reload is done, so the
+		// rest wait in the queue across it.
+		once.Do(func() { <-release })
+		got <- string(b)
+	}))
+	defer hook.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	ag := textAgent(t)
+	cfg := func(desc string) string {
+		return strings.Replace(pushCfg, `description "An agent under test."`, `description "`+desc+`"`, 1)
+	}
+	load(t, cfg("before"), map[string]any{"Agent": ag.URL()})
+	var res struct {
+		Task *wireTask `json:"task"`
+	}
+	call(t, base+"/a2a", "1.0", "SendMessage", map[string]any{"message": msg10("reload", "", ""),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook.URL}}}).ok(t, &res)
+	load(t, cfg("after"), map[string]any{"Agent": ag.URL()})
+	close(release)
+	var bodies []string
+	for len(bodies) < 4 {
+		select {
+		case b := <-got:
+			bodies = append(bodies, b)
+		case <-timeout():
+			t.Fatalf("after the reload, deliveries %q", bodies)
+		}
+	}
+	if !strings.Contains(bodies[3], "TASK_STATE_COMPLETED") || !strings.Contains(bodies[3], res.Task.ID) {
+		t.Fatalf("the last delivery: %s", bodies[3])
+	}
+}
