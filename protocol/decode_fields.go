@@ -100,6 +100,36 @@ func readObject(v []byte, parent, name string) (json.RawMessage, *Error) {
 	return append(json.RawMessage(nil), v...), nil
 }
 
+// readStrings reads an array of at most max strings at parent.name, each
+// by read (given its index for its own errors): notArray is the error of
+// a value that is not an array, tooMany makes the error of one entry too
+// many. The field path is built on failure alone.
+func readStrings(v []byte, parent, name, notArray string, max int, tooMany func(field string) *Error, read func(el []byte, i int) (string, *Error)) ([]string, *Error) {
+	if jsonwire.KindOf(v) != jsonwire.Array {
+		return nil, invalidField(join(parent, name), notArray)
+	}
+	var out []string
+	it := jsonwire.NewArrIter(v)
+	for i := 0; ; i++ {
+		el, ok := it.Next()
+		if !ok {
+			break
+		}
+		if i == max {
+			return nil, tooMany(join(parent, name))
+		}
+		s, e := read(el, i)
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, s)
+	}
+	if it.Malformed() {
+		return nil, invalidField(join(parent, name), notArray)
+	}
+	return out, nil
+}
+
 // checkParams validates the raw params handed to a codec: absent and null
 // read as {} (so required-field errors name the field), anything else must
 // be a well-formed object. Codecs can be called without DecodeRequestLimit

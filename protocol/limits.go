@@ -169,36 +169,19 @@ func readIDValue(v []byte, parent, name string) (s string, n int, e *Error) {
 // readIDs reads an array of identifiers: at most maxIdentifiers, each
 // within maxIdentifierBytes.
 func readIDs(v []byte, parent, name string) ([]string, *Error) {
-	if jsonwire.KindOf(v) != jsonwire.Array {
-		return nil, invalidField(join(parent, name), "must be an array of strings")
-	}
-	var out []string
-	it := jsonwire.NewArrIter(v)
-	for i := 0; ; i++ {
-		el, ok := it.Next()
-		if !ok {
-			break
-		}
-		if i == maxIdentifiers {
-			return nil, limitError(join(parent, name), "has more than "+strconv.Itoa(maxIdentifiers)+" entries (the "+limitMaxIdentifiers+" limit)",
-				limitMaxIdentifiers, maxIdentifiers)
-		}
+	return readStrings(v, parent, name, "must be an array of strings", maxIdentifiers, func(field string) *Error {
+		return limitError(field, "has more than "+strconv.Itoa(maxIdentifiers)+" entries (the "+limitMaxIdentifiers+" limit)",
+			limitMaxIdentifiers, maxIdentifiers)
+	}, func(el []byte, i int) (string, *Error) {
 		if jsonwire.KindOf(el) != jsonwire.String {
-			return nil, invalidField(indexPath(join(parent, name), i), "must be a string")
+			return "", invalidField(indexPath(join(parent, name), i), "must be a string")
 		}
 		s, n, e := readIDValue(el, parent, name)
 		if n > 0 {
-			return nil, idTooLong(indexPath(join(parent, name), i), n)
+			return "", idTooLong(indexPath(join(parent, name), i), n)
 		}
-		if e != nil {
-			return nil, e
-		}
-		out = append(out, s)
-	}
-	if it.Malformed() {
-		return nil, invalidField(join(parent, name), "must be an array of strings")
-	}
-	return out, nil
+		return s, e
+	})
 }
 
 func idTooLong(field string, n int) *Error {

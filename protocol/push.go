@@ -154,26 +154,11 @@ func decodePushAuth(d *dialect, v []byte, field string) (*PushAuth, *Error) {
 }
 
 func readSchemes(v []byte, field string) ([]string, *Error) {
-	if jsonwire.KindOf(v) != jsonwire.Array {
-		return nil, invalidField(field, "must be an array")
-	}
-	var out []string
-	it := jsonwire.NewArrIter(v)
-	for i := 0; ; i++ {
-		el, ok := it.Next()
-		if !ok {
-			break
-		}
-		if i == maxPushSchemes {
-			return nil, invalidField(field, "must hold at most "+strconv.Itoa(maxPushSchemes)+" schemes")
-		}
-		s, e := readScheme(el, "", indexPath(field, i))
-		if e != nil {
-			return nil, e
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return readStrings(v, "", field, "must be an array", maxPushSchemes, func(field string) *Error {
+		return invalidField(field, "must hold at most "+strconv.Itoa(maxPushSchemes)+" schemes")
+	}, func(el []byte, i int) (string, *Error) {
+		return readScheme(el, "", indexPath(field, i))
+	})
 }
 
 // readScheme reads an HTTP authentication scheme: an RFC 9110 token.
