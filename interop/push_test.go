@@ -3,12 +3,16 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	a2a03 "github.com/a2aproject/a2a-go/a2a"
+	a2aclient03 "github.com/a2aproject/a2a-go/a2aclient"
+	agentcard03 "github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -116,5 +120,76 @@ func TestA2AGoV2Push(t *testing.T) {
 				t.Fatal("get after delete found the config")
 			}
 		})
+	}
+}
+
+// TestA2AGoV03Push: the a2a-go v0.3.15 client sets, gets, lists and
+// deletes configs in 0.3's JSON-RPC shapes and leaves one in a send; a
+// 0.3 config's receiver gets the Task, which a2a-go v0.3 reads.
+func TestA2AGoV03Push(t *testing.T) {
+	got := make(chan []byte, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+	}))
+	defer hook.Close()
+	ctx, w := testCtx(t), newWire(t)
+	card, err := (&agentcard03.Resolver{Client: w.client()}).Resolve(ctx, pushURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !card.Capabilities.PushNotifications {
+		t.Fatal("the 0.3 card does not say pushNotifications")
+	}
+	c, err := a2aclient03.NewFromCard(ctx, card, a2aclient03.WithDefaultsDisabled(), a2aclient03.WithJSONRPCTransport(w.client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.SendMessage(ctx, &a2a03.MessageSendParams{Message: text03("echo pushed 0.3"),
+		Config: &a2a03.MessageSendConfig{PushConfig: &a2a03.PushConfig{URL: hook.URL, Token: "t03"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := asTask03(t, res)
+	var states []a2a03.TaskState
+	for len(states) == 0 || states[len(states)-1] != a2a03.TaskStateCompleted {
+		var b []byte
+		select {
+		case b = <-got:
+		case <-ctx.Done():
+			t.Fatalf("deliveries so far: %v", states)
+		}
+		var tk a2a03.Task
+		if err := json.Unmarshal(b, &tk); err != nil || tk.ID != task.ID {
+			t.Fatalf("a2a-go v0.3 reads the delivery as %+v (%v): %s", tk, err, b)
+		}
+		states = append(states, tk.Status.State)
+	}
+	// One Task per write: the send's (created working), then the run's
+	// (its artifact and completed status together).
+	if len(states) != 2 || states[0] != a2a03.TaskStateWorking {
+		t.Fatalf("deliveries: %v, want working, completed (one per write)", states)
+	}
+
+	set, err := c.SetTaskPushConfig(ctx, &a2a03.TaskPushConfig{TaskID: task.ID, Config: a2a03.PushConfig{ID: "c03", URL: hook.URL,
+		Auth: &a2a03.PushAuthInfo{Schemes: []string{"Bearer"}, Credentials: "k"}}})
+	if err != nil || set.TaskID != task.ID || set.Config.ID != "c03" || set.Config.Auth == nil || set.Config.Auth.Schemes[0] != "Bearer" {
+		t.Fatalf("set: %+v %v", set, err)
+	}
+	one, err := c.GetTaskPushConfig(ctx, &a2a03.GetTaskPushConfigParams{TaskID: task.ID, ConfigID: "c03"})
+	if err != nil || one.Config.URL != hook.URL {
+		t.Fatalf("get: %+v %v", one, err)
+	}
+	all, err := c.ListTaskPushConfig(ctx, &a2a03.ListTaskPushConfigParams{TaskID: task.ID})
+	if err != nil || len(all) != 2 || all[1].Config.ID != "c03" || all[0].Config.Token != "t03" {
+		t.Fatalf("list: %+v %v", all, err)
+	}
+	for range 2 {
+		if err := c.DeleteTaskPushConfig(ctx, &a2a03.DeleteTaskPushConfigParams{TaskID: task.ID, ConfigID: "c03"}); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if _, err := c.GetTaskPushConfig(ctx, &a2a03.GetTaskPushConfigParams{TaskID: task.ID, ConfigID: "c03"}); !errors.Is(err, a2a03.ErrTaskNotFound) {
+		t.Fatalf("get after delete: %v, want task not found", err)
 	}
 }
