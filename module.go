@@ -520,6 +520,12 @@ func (h *Handler) build() error {
 	if err != nil {
 		return err
 	}
+	if opts.Push != nil {
+		// Notices other replicas hand over go out with the newest
+		// settings.
+		resume := svc.ResumeNotice
+		b.push.resume.Store(&resume)
+	}
 	h.rpc = jsonrpc.New(svc)
 	h.rest = nil
 	if h.RESTPath != "" {

@@ -36,6 +36,10 @@ type PushOptions struct {
 	// Issuer is the iss of the deliveries of a config set by r (nil or
 	// r nil: none).
 	Issuer func(r *http.Request) string
+	// Handoff: the store hands work to other processes (store.Handoffs),
+	// so each notice can be written down if the dispatcher closes before
+	// it is delivered (ResumeNotice delivers it elsewhere).
+	Handoff bool
 }
 
 // The push defaults, written once.
@@ -222,7 +226,19 @@ func (e *Service) notify(owner string, t *protocol.Task, last string, evs []prot
 		// creation, once per task.
 		last = "c"
 	}
-	po.Dispatcher.Enqueue(t.ID, func(ctx context.Context) []push.Delivery {
+	e.enqueue(owner, t, last, evs, true)
+}
+
+// enqueue queues the notice of one write; claim: ask the store first
+// (false for a notice handed over by a process that stopped: it holds
+// the claims of what it did not deliver).
+func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []protocol.Event, claim bool) {
+	po := e.opts.Push
+	var handoff func() []byte
+	if po.Handoff {
+		handoff = func() []byte { return e.encodeNotice(owner, t, last, evs) }
+	}
+	po.Dispatcher.EnqueueHandoff(t.ID, func(ctx context.Context) []push.Delivery {
 		raw, err := e.opts.Store.PushConfigs(ctx, owner, t.ID)
 		if err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
@@ -239,20 +255,67 @@ func (e *Service) notify(owner string, t *protocol.Task, last string, evs []prot
 			}
 			codec := e.codecs[s.V]
 			if s.V == protocol.V03 {
-				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, codec.AppendTask(nil, t)))
+				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, codec.AppendTask(nil, t), claim))
 				continue
 			}
 			for i := range evs {
-				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, codec.AppendStreamResult(nil, &evs[i])))
+				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, codec.AppendStreamResult(nil, &evs[i]), claim))
 			}
 		}
 		return out
-	})
+	}, handoff)
+}
+
+// handedNotice is a notice as a stopping process writes it down: the
+// task and its events in the 1.0 encoding, whatever versions are served
+// (the 1.0 codec reads them back, held to its limits).
+type handedNotice struct {
+	Owner  string            `json:"owner"`
+	Last   string            `json:"last"`
+	Task   json.RawMessage   `json:"task"`
+	Events []json.RawMessage `json:"events"`
+}
+
+func (e *Service) encodeNotice(owner string, t *protocol.Task, last string, evs []protocol.Event) []byte {
+	h := handedNotice{Owner: owner, Last: last, Task: e.codecs[protocol.V10].AppendTask(nil, t)}
+	for i := range evs {
+		h.Events = append(h.Events, e.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+	}
+	b, _ := json.Marshal(&h)
+	return b
+}
+
+// ResumeNotice queues a notice another process wrote down as it stopped
+// (store.Handoffs): its deliveries go out from here, without claims
+// (the stopped process holds those of what it did not deliver; a
+// receiver may see one it already got, as A2A allows).
+func (e *Service) ResumeNotice(b []byte) error {
+	if e.opts.Push == nil {
+		return errors.New("handler: push is off")
+	}
+	var h handedNotice
+	if err := json.Unmarshal(b, &h); err != nil {
+		return err
+	}
+	t, err := e.codecs[protocol.V10].DecodeTask(h.Task)
+	if err != nil {
+		return err
+	}
+	evs := make([]protocol.Event, 0, len(h.Events))
+	for _, raw := range h.Events {
+		ev, err := e.codecs[protocol.V10].DecodeStreamResult(raw)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, *ev)
+	}
+	e.enqueue(h.Owner, t, h.Last, evs, false)
+	return nil
 }
 
 // delivery is one POST of body to config cfgID's receiver; key names
 // the event within the task (the claim, so one replica delivers it).
-func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPush, body []byte) push.Delivery {
+func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPush, body []byte, claim bool) push.Delivery {
 	h := http.Header{"Content-Type": {"application/json"}}
 	if s.Token != "" {
 		h["X-A2a-Notification-Token"] = []string{s.Token}
@@ -263,9 +326,11 @@ func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPu
 	}
 	d := push.Delivery{TaskID: task, ConfigID: cfgID, URL: s.URL, Header: h, Body: body,
 		Client: po.Client, Timeout: po.Timeout, MaxAttempts: po.MaxAttempts,
-		Claim: func(ctx context.Context) (bool, error) {
+	}
+	if claim {
+		d.Claim = func(ctx context.Context) (bool, error) {
 			return e.opts.Store.ClaimDelivery(ctx, task, cfgID+"|"+key)
-		},
+		}
 	}
 	if po.Sign != nil {
 		url, iss := s.URL, s.Iss

@@ -69,7 +69,19 @@ type Dispatcher struct {
 	ready   chan string
 }
 
-type taskQueue struct{ notices []Notice }
+type taskQueue struct {
+	notices []queued
+	// current is the notice being delivered (a Close cuts it short, and
+	// hands it off with the waiting ones).
+	current *queued
+}
+
+// queued is a notice with, optionally, how to write it down for another
+// process (EnqueueHandoff).
+type queued struct {
+	n       Notice
+	handoff func() []byte
+}
 
 // New returns a dispatcher; its workers start with the first notice.
 func New(o Options) *Dispatcher {
@@ -96,7 +108,11 @@ func New(o Options) *Dispatcher {
 
 // Enqueue queues n for task; false if it was dropped (the queue is full
 // or the dispatcher closed).
-func (d *Dispatcher) Enqueue(task string, n Notice) bool {
+func (d *Dispatcher) Enqueue(task string, n Notice) bool { return d.EnqueueHandoff(task, n, nil) }
+
+// EnqueueHandoff is Enqueue of a notice that handoff can write down, if
+// Close finds it undelivered, for another process to deliver.
+func (d *Dispatcher) EnqueueHandoff(task string, n Notice, handoff func() []byte) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -121,7 +137,7 @@ func (d *Dispatcher) Enqueue(task string, n Notice) bool {
 		d.tasks[task] = q
 		d.ready <- task
 	}
-	q.notices = append(q.notices, n)
+	q.notices = append(q.notices, queued{n, handoff})
 	return true
 }
 
@@ -134,8 +150,9 @@ func (d *Dispatcher) Pending() int {
 
 // Close stops the workers: deliveries under way end at their next wait,
 // and what was still queued is dropped. It returns how many notices it
-// dropped, for the caller's one log line.
-func (d *Dispatcher) Close() int {
+// dropped, for the caller's one log line, and the handoffs of those that
+// have one (EnqueueHandoff), in each task's order.
+func (d *Dispatcher) Close() (int, [][]byte) {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
@@ -144,8 +161,20 @@ func (d *Dispatcher) Close() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := d.queued
+	var out [][]byte
+	for _, q := range d.tasks {
+		all := q.notices
+		if q.current != nil {
+			all = append([]queued{*q.current}, all...)
+		}
+		for _, e := range all {
+			if e.handoff != nil {
+				out = append(out, e.handoff())
+			}
+		}
+	}
 	d.queued, d.tasks = 0, map[string]*taskQueue{}
-	return n
+	return n, out
 }
 
 func (d *Dispatcher) work() {
@@ -167,24 +196,26 @@ func (d *Dispatcher) drain(task string) {
 		d.mu.Lock()
 		q := d.tasks[task]
 		if q == nil || len(q.notices) == 0 || d.ctx.Err() != nil {
-			if q != nil && len(q.notices) == 0 {
+			if q != nil && len(q.notices) == 0 && d.ctx.Err() == nil {
 				delete(d.tasks, task)
 			}
 			d.mu.Unlock()
 			return
 		}
-		n := q.notices[0]
-		q.notices[0] = nil
+		e := q.notices[0]
+		q.notices[0] = queued{}
 		q.notices = q.notices[1:]
+		q.current = &e
 		d.mu.Unlock()
-		for _, dl := range n(d.ctx) {
+		for _, dl := range e.n(d.ctx) {
 			d.deliver(&dl)
 		}
 		if d.ctx.Err() != nil {
-			// Cut short by Close: counted with the dropped.
+			// Cut short by Close: counted with the dropped, handed off.
 			return
 		}
 		d.mu.Lock()
+		q.current = nil
 		d.queued--
 		d.mu.Unlock()
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -163,8 +164,8 @@ func TestBoundedWhenReceiverDown(t *testing.T) {
 	if n := runtime.NumGoroutine() - base; n > 4+8 {
 		t.Fatalf("%d goroutines more than before, want about 4 workers", n)
 	}
-	if dropped := d.Close(); dropped != 100 {
-		t.Fatalf("Close dropped %d, want 100", dropped)
+	if dropped, handoffs := d.Close(); dropped != 100 || len(handoffs) != 0 {
+		t.Fatalf("Close dropped %d (handoffs %d), want 100 (0: none could be handed off)", dropped, len(handoffs))
 	}
 	if d.Enqueue("t", notice(url, c, 1, "x")) {
 		t.Fatal("a closed dispatcher took a notice")
@@ -180,4 +181,30 @@ func waitIdle(t *testing.T, d *Dispatcher) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("%d notices still pending", d.Pending())
+}
+
+// Close hands off what it cuts short and what waits, each task's in
+// order: the notice being delivered first.
+func TestCloseHandsOff(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer srv.Close()
+	d := New(Options{Workers: 1, Backoff: time.Hour})
+	c := testClient(t)
+	for i := range 3 {
+		b := "n" + strconv.Itoa(i)
+		d.EnqueueHandoff("t", notice(srv.URL, c, 5, b), func() []byte { return []byte(b) })
+	}
+	d.Enqueue("u", notice(srv.URL, c, 5, "plain"))
+	time.Sleep(100 * time.Millisecond) // the first notice is in its backoff
+	dropped, handoffs := d.Close()
+	if dropped != 4 {
+		t.Fatalf("dropped %d, want 4", dropped)
+	}
+	var got []string
+	for _, h := range handoffs {
+		got = append(got, string(h))
+	}
+	if strings.Join(got, ",") != "n0,n1,n2" {
+		t.Fatalf("handoffs %q, want n0,n1,n2", got)
+	}
 }

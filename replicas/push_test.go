@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -102,5 +103,59 @@ func TestReplicasPush(t *testing.T) {
 	case b := <-got:
 		t.Fatalf("a second delivery of the cancel: %s", b)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestReplicasPushHandoff: notifications a replica could not deliver
+// before it stopped (its receiver was down) are left in Redis and
+// delivered by the other replica once the receiver is back.
+func TestReplicasPushHandoff(t *testing.T) {
+	var up atomic.Bool
+	got := make(chan string, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		got <- string(b)
+	}))
+	defer hook.Close()
+	ag := startAgent(t)
+	redis := startRedis(t)
+	withPush := func(port int) string {
+		return strings.Replace(replicaConfig(port, ag.URL(), redis, "", "off"), "owner {http.request.header.X-Caller}",
+			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t\tmax_attempts 20\n\t\t}", 1)
+	}
+	ra := runReplica(t, "A", portA, withPush(portA))
+	runReplica(t, "B", portB, withPush(portB))
+
+	var res struct {
+		Task *task `json:"task"`
+	}
+	if e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("echo handed over", ""),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook.URL}}}, &res); e != nil || res.Task == nil {
+		t.Fatalf("send on A: %+v %+v", res, e)
+	}
+	time.Sleep(300 * time.Millisecond) // A is retrying its first delivery
+	ra.stop(t)
+	if !strings.Contains(ra.out.String(), "left for the other replicas") {
+		t.Fatalf("A did not hand its notifications over:\n%s", lastLines(ra.out.String(), 20))
+	}
+	up.Store(true)
+	var bodies []string
+	for len(bodies) == 0 || !strings.Contains(bodies[len(bodies)-1], "TASK_STATE_COMPLETED") {
+		select {
+		case b := <-got:
+			if !strings.Contains(b, res.Task.ID) {
+				t.Fatalf("a delivery of another task: %s", b)
+			}
+			bodies = append(bodies, b)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("B delivered %q", bodies)
+		}
+	}
+	if len(bodies) != 4 || !strings.HasPrefix(bodies[0], `{"task":`) {
+		t.Fatalf("B delivered %d notifications, want the task's 4 in order: %q", len(bodies), bodies)
 	}
 }

@@ -205,6 +205,18 @@ type Secrets interface {
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 }
 
+// Handoffs is an optional capability of a store shared by processes:
+// work a stopping process could not finish (push notifications still
+// queued), left in the store for another process to take. A store of one
+// process has no one to hand it to.
+type Handoffs interface {
+	// PutHandoffs leaves items (opaque) under kind.
+	PutHandoffs(ctx context.Context, kind string, items [][]byte) error
+	// TakeHandoff takes one item of kind, for the caller alone; nil (and
+	// no error) when there is none.
+	TakeHandoff(ctx context.Context, kind string) ([]byte, error)
+}
+
 // Orphans is an optional capability of a store shared by processes: it
 // knows which process runs each running task (a lease the process renews),
 // so that when one dies another can record its running tasks as failed.
