@@ -525,6 +525,7 @@ func (h *Handler) build() error {
 		// settings.
 		resume := svc.ResumeNotice
 		b.push.resume.Store(&resume)
+		svc.NotifyRunnerWrites()
 	}
 	h.rpc = jsonrpc.New(svc)
 	h.rest = nil

@@ -40,8 +40,12 @@ func (r *Runner) FailOrphans(st store.Store, o store.Orphans, every time.Duratio
 				}
 				continue
 			}
+			var notify func(string, *protocol.Task, string, []protocol.Event)
+			if n := r.notify.Load(); n != nil {
+				notify = *n
+			}
 			for _, or := range orphans {
-				failOrphan(r.log, st, or)
+				failOrphan(r.log, st, or, notify)
 			}
 		}
 	}()
@@ -49,7 +53,8 @@ func (r *Runner) FailOrphans(st store.Store, o store.Orphans, every time.Duratio
 
 // failOrphan records an orphaned running task as failed, unless it has
 // settled meanwhile.
-func failOrphan(log *zap.Logger, st store.Store, or store.Orphan) {
+// notify, if set, queues the push notifications of the write.
+func failOrphan(log *zap.Logger, st store.Store, or store.Orphan, notify func(string, *protocol.Task, string, []protocol.Event)) {
 	ctx := context.Background()
 	for range maxCASAttempts {
 		rec, err := st.Get(ctx, or.Owner, or.ID)
@@ -67,13 +72,16 @@ func failOrphan(log *zap.Logger, st store.Store, or store.Orphan) {
 			Parts: []protocol.Part{{Kind: protocol.PartText, Text: failedText}}}
 		t.Status = protocol.TaskStatus{State: protocol.StateFailed, Message: msg, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status, Final: true}}
-		_, _, err = st.Update(ctx, t.ID, rec.Version, &t, ev)
+		_, last, err := st.Update(ctx, t.ID, rec.Version, &t, ev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			log.Warn("a2a: a stopped replica's task could not be recorded failed", zap.String("task_id", or.ID), zap.Error(err))
 			return
+		}
+		if notify != nil {
+			notify(or.Owner, &t, last, []protocol.Event{ev})
 		}
 		log.Warn("a2a: a task whose replica stopped while running it is recorded failed (it is not run again)", zap.String("task_id", or.ID))
 		return

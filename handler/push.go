@@ -203,6 +203,17 @@ func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.Pu
 	return nil
 }
 
+// NotifyRunnerWrites makes the runner's own writes (a stopped replica's
+// running task recorded failed) notify through this service's push
+// settings: the newest service with push on a runner calls it.
+func (e *Service) NotifyRunnerWrites() {
+	if e.opts.Push == nil {
+		return
+	}
+	fn := e.notify
+	e.opts.Runner.notify.Store(&fn)
+}
+
 // notifier is the runs' notify hook: nil without push.
 func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Event) {
 	if e.opts.Push == nil {

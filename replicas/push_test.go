@@ -159,3 +159,51 @@ func TestReplicasPushHandoff(t *testing.T) {
 		t.Fatalf("B delivered %d notifications, want the task's 4 in order: %q", len(bodies), bodies)
 	}
 }
+
+// TestReplicasPushFailover: a replica killed while running a task with a
+// config: the other records the task failed and delivers that change.
+func TestReplicasPushFailover(t *testing.T) {
+	got := make(chan string, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+	}))
+	defer hook.Close()
+	ag := startAgent(t)
+	redis := startRedis(t)
+	withPush := func(port int) string {
+		return strings.Replace(replicaConfig(port, ag.URL(), redis, "lease 1s", "off"), "owner {http.request.header.X-Caller}",
+			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}", 1)
+	}
+	ra := runReplica(t, "A", portA, withPush(portA))
+	runReplica(t, "B", portB, withPush(portB))
+	var res struct {
+		Task *task `json:"task"`
+	}
+	if e := call(t, ra.URL(), "alice", "SendMessage", map[string]any{"message": message("slow", ""),
+		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook.URL}}}, &res); e != nil || res.Task == nil {
+		t.Fatalf("send on A: %+v %+v", res, e)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(ag.Contexts()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A never called the agent")
+		}
+	}
+	if err := ra.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = ra.cmd.Wait()
+	for {
+		select {
+		case b := <-got:
+			if strings.Contains(b, "TASK_STATE_FAILED") {
+				if !strings.Contains(b, res.Task.ID) {
+					t.Fatalf("failed status of another task: %s", b)
+				}
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the failed status was not delivered")
+		}
+	}
+}
