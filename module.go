@@ -574,6 +574,12 @@ func (h *Handler) agentCard(svc *handler.Service, agent *protocol.AgentCard) {
 			return
 		}
 	}
+	if x, ok := h.Push.cardExtension(); ok {
+		// The module's own, after the agent's were taken for
+		// negotiation: it describes this mount's deliveries, not the
+		// agent's.
+		card.Extensions = append(slices.Clip(card.Extensions), x)
+	}
 	h.cards.SetCard(*card)
 }
 

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -484,5 +485,30 @@ func TestPushSurvivesReload(t *testing.T) {
 	}
 	if !strings.Contains(bodies[3], "TASK_STATE_COMPLETED") || !strings.Contains(bodies[3], res.Task.ID) {
 		t.Fatalf("the last delivery: %s", bodies[3])
+	}
+}
+
+// TestPushGatewayCard: in front of an A2A agent, the card is the agent's
+// with this mount's push capability and, when it signs, the
+// push-signature extension.
+func TestPushGatewayCard(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec)
+	keyFile := filepath.Join(t.TempDir(), "push.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startPeer(t, protocol.V10, false)
+	loadGateway(t, p, "push {\n\t\t\tallow 127.0.0.1\n\t\t\tsigning_key "+keyFile+"\n\t\t}")
+	c := waitCard(t, "served", func(_ wireCard, r *http.Response) bool { return r.StatusCode == 200 })
+	if !c.Capabilities.PushNotifications {
+		t.Fatalf("gateway card capabilities %+v", c.Capabilities)
+	}
+	found := false
+	for _, x := range c.Capabilities.Extensions {
+		found = found || x.URI == "https://github.com/caddy-a2a/caddy-a2a/extensions/push-signature/v1"
+	}
+	if !found {
+		t.Fatalf("gateway card extensions %+v", c.Capabilities.Extensions)
 	}
 }
