@@ -86,7 +86,12 @@ func (p *Push) provision() error {
 // Authorization.
 func (p *Push) sign(h http.Header, body []byte, task, url, iss string) error {
 	sum := sha256.Sum256(body)
-	tok, err := p.key.SignPush(signing.PushClaims{Issuer: iss, Audience: url, TaskID: task, BodySHA256: hex.EncodeToString(sum[:])}, time.Now())
+	c := signing.PushClaims{Issuer: iss, Audience: url, TaskID: task, BodySHA256: hex.EncodeToString(sum[:])}
+	if iss != "" {
+		// The JWKS is served on the mount's own base URL.
+		c.JKU = iss + p.JWKSPath
+	}
+	tok, err := p.key.SignPush(c, time.Now())
 	if err != nil {
 		return err
 	}

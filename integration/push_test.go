@@ -422,6 +422,9 @@ http://:9080 {
 			if len(keys) != 1 {
 				t.Fatalf("kid %q not in the JWKS", parsed.Headers[0].KeyID)
 			}
+			if jku := parsed.Headers[0].ExtraHeaders["jku"]; jku != base+"/.well-known/jwks.json" {
+				t.Fatalf("jku %v, want the JWKS the mount serves", jku)
+			}
 			var std jwt.Claims
 			var extra struct {
 				TaskID string `json:"taskId"`

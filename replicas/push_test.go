@@ -11,24 +11,41 @@ import (
 	"time"
 )
 
+// pushReceiver is a webhook receiver sending each body it accepts on
+// got; while up is false (when given) it answers 503 and keeps nothing.
+func pushReceiver(t *testing.T, up *atomic.Bool) (got chan string, hook *httptest.Server) {
+	got = make(chan string, 100)
+	hook = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if up != nil && !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		got <- string(b)
+	}))
+	t.Cleanup(hook.Close)
+	return got, hook
+}
+
+// pushPair starts an agent, a Redis and replicas A and B with push on
+// (receivers on 127.0.0.1 allowed, and the push lines more), their
+// store block storeBlock.
+func pushPair(t *testing.T, storeBlock, more string) (ag *agent, ra, rb *replica) {
+	ag = startAgent(t)
+	redis := startRedis(t)
+	cfg := func(port int) string {
+		return strings.Replace(replicaConfig(port, ag.URL(), redis, storeBlock, "off"), "owner {http.request.header.X-Caller}",
+			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n"+more+"\t\t}", 1)
+	}
+	return ag, runReplica(t, "A", portA, cfg(portA)), runReplica(t, "B", portB, cfg(portB))
+}
+
 // TestReplicasPush: a config set on B for a task running on A gets the
 // task's later changes, each exactly once (the replica that records a
 // change delivers it), in order; a cancel recorded on B is delivered too.
 func TestReplicasPush(t *testing.T) {
-	got := make(chan string, 100)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- string(b)
-	}))
-	defer hook.Close()
-	ag := startAgent(t)
-	redis := startRedis(t)
-	withPush := func(port int) string {
-		return strings.Replace(replicaConfig(port, ag.URL(), redis, "", "off"), "owner {http.request.header.X-Caller}",
-			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}", 1)
-	}
-	ra := runReplica(t, "A", portA, withPush(portA))
-	rb := runReplica(t, "B", portB, withPush(portB))
+	got, hook := pushReceiver(t, nil)
+	ag, ra, rb := pushPair(t, "", "")
 
 	tk := send(t, ra.URL(), "alice", message("stream 2", ""), true)
 	waitState(t, rb.URL(), "alice", tk.ID, "TASK_STATE_WORKING")
@@ -111,24 +128,8 @@ func TestReplicasPush(t *testing.T) {
 // delivered by the other replica once the receiver is back.
 func TestReplicasPushHandoff(t *testing.T) {
 	var up atomic.Bool
-	got := make(chan string, 100)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if !up.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		got <- string(b)
-	}))
-	defer hook.Close()
-	ag := startAgent(t)
-	redis := startRedis(t)
-	withPush := func(port int) string {
-		return strings.Replace(replicaConfig(port, ag.URL(), redis, "", "off"), "owner {http.request.header.X-Caller}",
-			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t\tmax_attempts 20\n\t\t}", 1)
-	}
-	ra := runReplica(t, "A", portA, withPush(portA))
-	runReplica(t, "B", portB, withPush(portB))
+	got, hook := pushReceiver(t, &up)
+	_, ra, _ := pushPair(t, "", "\t\t\tmax_attempts 20\n")
 
 	var res struct {
 		Task *task `json:"task"`
@@ -163,20 +164,8 @@ func TestReplicasPushHandoff(t *testing.T) {
 // TestReplicasPushFailover: a replica killed while running a task with a
 // config: the other records the task failed and delivers that change.
 func TestReplicasPushFailover(t *testing.T) {
-	got := make(chan string, 100)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- string(b)
-	}))
-	defer hook.Close()
-	ag := startAgent(t)
-	redis := startRedis(t)
-	withPush := func(port int) string {
-		return strings.Replace(replicaConfig(port, ag.URL(), redis, "lease 1s", "off"), "owner {http.request.header.X-Caller}",
-			"owner {http.request.header.X-Caller}\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}", 1)
-	}
-	ra := runReplica(t, "A", portA, withPush(portA))
-	runReplica(t, "B", portB, withPush(portB))
+	got, hook := pushReceiver(t, nil)
+	ag, ra, _ := pushPair(t, "lease 1s", "")
 	var res struct {
 		Task *task `json:"task"`
 	}

@@ -29,6 +29,8 @@ type Key struct {
 	alg    jose.SignatureAlgorithm
 	signer jose.Signer
 	public jose.JSONWebKey
+	// private signs with a header of its own (jku) per token.
+	private jose.JSONWebKey
 }
 
 // minRSABits is the smallest RSA key accepted.
@@ -105,7 +107,7 @@ func newKey(priv any, kid string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Key{alg: alg, signer: signer, public: public}, nil
+	return &Key{alg: alg, signer: signer, public: public, private: jose.JSONWebKey{Key: priv, KeyID: kid}}, nil
 }
 
 // KeyID is the key's kid.
@@ -130,6 +132,9 @@ type PushClaims struct {
 	TaskID           string
 	// BodySHA256 is the hex SHA-256 of the exact body delivered.
 	BodySHA256 string
+	// JKU, when set, is the URL of the JWKS holding the key, put in the
+	// token's header.
+	JKU string
 }
 
 // PushLifetime is how long a delivery's signature is valid: long enough
@@ -150,7 +155,16 @@ func (k *Key) SignPush(c PushClaims, now time.Time) (string, error) {
 		TaskID     string `json:"taskId"`
 		BodySHA256 string `json:"request_body_sha256"`
 	}{c.TaskID, c.BodySHA256}
-	return jwt.Signed(k.signer).Claims(std).Claims(extra).Serialize()
+	signer := k.signer
+	if c.JKU != "" {
+		var err error
+		signer, err = jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.private},
+			(&jose.SignerOptions{}).WithType("JWT").WithHeader("jku", c.JKU))
+		if err != nil {
+			return "", err
+		}
+	}
+	return jwt.Signed(signer).Claims(std).Claims(extra).Serialize()
 }
 
 func trimSpace(b []byte) []byte {

@@ -55,7 +55,8 @@ func TestLoadAndVerify(t *testing.T) {
 				t.Fatalf("alg %s kid %q", k.Algorithm(), k.KeyID())
 			}
 			now := time.Now()
-			tok, err := k.SignPush(PushClaims{Issuer: "https://agent.example", Audience: "https://hook.example/x", TaskID: "t1", BodySHA256: "ab12"}, now)
+			tok, err := k.SignPush(PushClaims{Issuer: "https://agent.example", Audience: "https://hook.example/x", TaskID: "t1", BodySHA256: "ab12",
+				JKU: "https://agent.example/.well-known/jwks.json"}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,8 +74,8 @@ func TestLoadAndVerify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if parsed.Headers[0].KeyID != k.KeyID() {
-				t.Fatalf("kid %q", parsed.Headers[0].KeyID)
+			if parsed.Headers[0].KeyID != k.KeyID() || parsed.Headers[0].ExtraHeaders["jku"] != "https://agent.example/.well-known/jwks.json" {
+				t.Fatalf("header %+v", parsed.Headers[0])
 			}
 			keys := set.Key(parsed.Headers[0].KeyID)
 			if len(keys) != 1 || !keys[0].IsPublic() {
