@@ -228,9 +228,22 @@ func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Eve
 // task has then. 1.0 receivers get each event as a StreamResponse, 0.3
 // receivers the task once per write.
 func (e *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
+	e.notifyWrite(owner, t, last, evs, false)
+}
+
+// notifyWrite is notify; force: queue it even if the store says the
+// write found no configs (a send's inline config, put after the task's
+// first write).
+func (e *Service) notifyWrite(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
 	po := e.opts.Push
 	if po == nil || len(evs) == 0 {
 		return
+	}
+	if h, ok := e.opts.Store.(store.PushHints); ok {
+		if may := h.MayHavePushConfigs(t.ID, t.Status.State.Terminal()); !may && !force {
+			// The write found no configs: nothing to read or deliver.
+			return
+		}
 	}
 	if last == "" {
 		// The log's first write (Create returns no ids): the task's

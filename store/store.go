@@ -217,6 +217,18 @@ type Handoffs interface {
 	TakeHandoff(ctx context.Context, kind string) ([]byte, error)
 }
 
+// PushHints is an optional capability of a store whose reads cost a
+// round trip: whether a task had push configs when this process last
+// wrote it, learnt with the write, so that a writer with nothing to
+// notify reads nothing. A task that may have them answers true.
+type PushHints interface {
+	// MayHavePushConfigs reports, right after this process wrote task
+	// id, whether that write found push configs (a config put after it
+	// is seen by the next write). done says the write was the task's
+	// last here (final): the hint is dropped.
+	MayHavePushConfigs(id string, done bool) bool
+}
+
 // Orphans is an optional capability of a store shared by processes: it
 // knows which process runs each running task (a lease the process renews),
 // so that when one dies another can record its running tasks as failed.

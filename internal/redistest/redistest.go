@@ -135,16 +135,20 @@ func StartClusterOn(t testing.TB, ports [3]int) string {
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
+	// Every node, not only the first: a command routed to a node that
+	// has not yet seen the cluster agree is refused with CLUSTERDOWN.
 	deadline := time.Now().Add(15 * time.Second)
-	for {
-		out, _ := exec.Command(cli, "-h", "127.0.0.1", "-p", strings.Split(addrs[0], ":")[1], "cluster", "info").Output()
-		if strings.Contains(string(out), "cluster_state:ok") {
-			break
+	for _, addr := range addrs {
+		for {
+			out, _ := exec.Command(cli, "-h", "127.0.0.1", "-p", strings.Split(addr, ":")[1], "cluster", "info").Output()
+			if strings.Contains(string(out), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the cluster did not come up on %s:\n%s", addr, out)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the cluster did not come up:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	return "redis://" + addrs[0]
 }

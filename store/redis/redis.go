@@ -88,6 +88,9 @@ type Store struct {
 	closedCh chan struct{}
 	done     sync.WaitGroup
 	leases   leases
+	// pushHints holds the ids of the tasks whose last write here found
+	// push configs (PushHints).
+	pushHints sync.Map
 
 	sub subscriber
 }
@@ -95,7 +98,18 @@ type Store struct {
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Notifier = (*Store)(nil)
+	_ store.PushHints = (*Store)(nil)
 )
+
+// MayHavePushConfigs implements store.PushHints.
+func (s *Store) MayHavePushConfigs(id string, done bool) bool {
+	if done {
+		_, ok := s.pushHints.LoadAndDelete(id)
+		return ok
+	}
+	_, ok := s.pushHints.Load(id)
+	return ok
+}
 
 // New makes a store of the server at opts.URL. A server that cannot be
 // reached yet is no error: the store's operations fail (within the

@@ -199,7 +199,9 @@ if last ~= '' and not quiet then
   end
   redis.call('PUBLISH', prefix .. 'e:' .. id, table.concat(msg))
 end
-return {'ok', ver, last}
+-- Whether the task has push configs (or had: ps stays once put), so the
+-- writer need not read them for a task that never had one (PushHints).
+return {'ok', ver, last, hasPush and 1 or 0}
 `
 
 // luaEvents reads a task's events after an event number, or nil if the

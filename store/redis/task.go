@@ -111,7 +111,7 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 	default:
 		return 0, "", errors.New("redisstore: unexpected script reply " + strconv.Quote(word))
 	}
-	if len(r) != 3 {
+	if len(r) != 4 {
 		return 0, "", errors.New("redisstore: short script reply")
 	}
 	v, err := r[1].AsInt64()
@@ -119,6 +119,11 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 		return 0, "", s.fail(ctx, err)
 	}
 	last, _ := r[2].ToString()
+	if p, _ := r[3].AsInt64(); p == 1 {
+		s.pushHints.Store(id, struct{}{})
+	} else {
+		s.pushHints.Delete(id)
+	}
 	return uint64(v), last, nil
 }
 
