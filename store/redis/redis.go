@@ -96,8 +96,8 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Notifier = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+	_ store.Notifier  = (*Store)(nil)
 	_ store.PushHints = (*Store)(nil)
 )
 
