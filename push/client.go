@@ -16,7 +16,7 @@ func NewClient(g *Guard) *http.Client {
 			DialContext:           g.DialContext,
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          100,
-			MaxIdleConnsPerHost:   8,
+			MaxIdleConnsPerHost:   32,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
