@@ -227,6 +227,9 @@ func (d *Dispatcher) deliver(dl *Delivery) {
 	log := d.opts.Logger.With(zap.String("task_id", dl.TaskID), zap.String("config_id", dl.ConfigID))
 	if dl.Claim != nil {
 		ok, err := dl.Claim(d.ctx)
+		if err != nil && d.ctx.Err() != nil {
+			return // closing: Close counts or hands off the notice
+		}
 		if err != nil {
 			log.Warn("a2a: push notification not delivered: its claim failed", zap.Error(err))
 			return
@@ -241,8 +244,11 @@ func (d *Dispatcher) deliver(dl *Delivery) {
 		if err == nil && status/100 == 2 {
 			return
 		}
+		if d.ctx.Err() != nil {
+			return // closing: Close counts or hands off the notice
+		}
 		retry := err != nil || status >= 500 || status == http.StatusTooManyRequests
-		if !retry || i >= attempts || d.ctx.Err() != nil {
+		if !retry || i >= attempts {
 			fields := []zap.Field{zap.Int("attempts", i)}
 			if err != nil {
 				fields = append(fields, zap.Error(err))
