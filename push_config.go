@@ -156,7 +156,7 @@ func (p *Push) check() error {
 		return fmt.Errorf("push: max_configs must be between 1 and %d", maxPushConfigs)
 	}
 	if _, err := push.NewGuard(p.Allow); err != nil {
-		return errors.New(err.Error())
+		return err
 	}
 	if p.JWKSPath != "" {
 		if p.SigningKey == "" {

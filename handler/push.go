@@ -273,19 +273,30 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 			}
 			return nil
 		}
+		// Each body is encoded once, for every config of its version:
+		// the 0.3 Task, the 1.0 StreamResponse of each event.
+		var task03 []byte
+		var events10 [][]byte
 		var out []push.Delivery
 		for _, r := range raw {
 			s, ok := decodeStoredPush(r)
 			if !ok || !e.served[s.V] {
 				continue
 			}
-			codec := e.codecs[s.V]
 			if s.V == protocol.V03 {
-				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, codec.AppendTask(nil, t), claim))
+				if task03 == nil {
+					task03 = e.codecs[protocol.V03].AppendTask(nil, t)
+				}
+				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, task03, claim))
 				continue
 			}
-			for i := range evs {
-				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, codec.AppendStreamResult(nil, &evs[i]), claim))
+			if events10 == nil {
+				for i := range evs {
+					events10 = append(events10, e.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+				}
+			}
+			for i, body := range events10 {
+				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, body, claim))
 			}
 		}
 		return out
@@ -374,7 +385,7 @@ func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, 
 	case protocol.MethodPushSet:
 		p, err := codec.DecodePushConfig(params)
 		if err != nil {
-			return nil, asParamsError(err)
+			return nil, protocol.ParamsError(err)
 		}
 		cfg, perr := e.SetPushConfig(ctx, c, p)
 		if perr != nil {
@@ -384,7 +395,7 @@ func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, 
 	case protocol.MethodPushGet, protocol.MethodPushDelete:
 		p, err := codec.DecodePushConfigID(params, m == protocol.MethodPushDelete)
 		if err != nil {
-			return nil, asParamsError(err)
+			return nil, protocol.ParamsError(err)
 		}
 		if m == protocol.MethodPushDelete {
 			return nil, e.DeletePushConfig(ctx, c, p)
@@ -397,7 +408,7 @@ func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, 
 	case protocol.MethodPushList:
 		p, err := codec.DecodePushList(params)
 		if err != nil {
-			return nil, asParamsError(err)
+			return nil, protocol.ParamsError(err)
 		}
 		res, perr := e.ListPushConfigs(ctx, c, p)
 		if perr != nil {
@@ -406,12 +417,4 @@ func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, 
 		return func(dst []byte) []byte { return codec.AppendPushList(dst, res) }, nil
 	}
 	return nil, protocol.ErrMethodNotFound("")
-}
-
-// asParamsError is a codec's decode error as the -32602 it is.
-func asParamsError(err error) *protocol.Error {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok {
-		return pe
-	}
-	return protocol.ErrInvalidParams("")
 }

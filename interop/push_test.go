@@ -19,17 +19,23 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 )
 
-// TestA2AGoV2Push: the a2a-go v2.4.0 client, over JSON-RPC, HTTP+JSON and
-// gRPC, leaves a config in a send and sets, gets, lists and deletes
-// configs; the receiver reads every delivery with a2a-go's own
-// StreamResponse type, and the task's changes arrive in order.
-func TestA2AGoV2Push(t *testing.T) {
+// pushReceiver is a webhook receiver sending each body it gets on got.
+func pushReceiver(t *testing.T) (chan []byte, *httptest.Server) {
 	got := make(chan []byte, 100)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got <- b
 	}))
-	defer hook.Close()
+	t.Cleanup(hook.Close)
+	return got, hook
+}
+
+// TestA2AGoV2Push: the a2a-go v2.4.0 client, over JSON-RPC, HTTP+JSON and
+// gRPC, leaves a config in a send and sets, gets, lists and deletes
+// configs; the receiver reads every delivery with a2a-go's own
+// StreamResponse type, and the task's changes arrive in order.
+func TestA2AGoV2Push(t *testing.T) {
+	got, hook := pushReceiver(t)
 	for _, tr := range []struct {
 		name string
 		opt  func(w *wire) a2aclient.FactoryOption
@@ -127,12 +133,7 @@ func TestA2AGoV2Push(t *testing.T) {
 // deletes configs in 0.3's JSON-RPC shapes and leaves one in a send; a
 // 0.3 config's receiver gets the Task, which a2a-go v0.3 reads.
 func TestA2AGoV03Push(t *testing.T) {
-	got := make(chan []byte, 100)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- b
-	}))
-	defer hook.Close()
+	got, hook := pushReceiver(t)
 	ctx, w := testCtx(t), newWire(t)
 	card, err := (&agentcard03.Resolver{Client: w.client()}).Resolve(ctx, pushURL)
 	if err != nil {

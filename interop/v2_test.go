@@ -48,17 +48,9 @@ var v2Setups = []v2Setup{
 		name: "rest-1.0",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			card, err := agentcard.DefaultResolver.Resolve(ctx, restURL)
-			if err != nil {
-				t.Fatalf("resolving the card from %s: %v", restURL, err)
-			}
 			// Only the REST transport: the client must find the card's
 			// HTTP+JSON interface.
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(w.client()))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard with the REST transport: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			return connectFrom(t, ctx, w, restURL, false, a2aclient.WithRESTTransport(w.client()))
 		},
 		version: "1.0",
 		method: map[string]string{
@@ -70,17 +62,9 @@ var v2Setups = []v2Setup{
 		name: "grpc-1.0",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			card, err := agentcard.DefaultResolver.Resolve(ctx, restURL)
-			if err != nil {
-				t.Fatalf("resolving the card from %s: %v", restURL, err)
-			}
-			// Only the gRPC transport: the client must find the card's GRPC
-			// interface (host:port) and reach it over h2c.
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2agrpc.WithGRPCTransport(w.grpcOptions()...))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard with the gRPC transport: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			// Only the gRPC transport: the card's GRPC interface (host:port),
+			// reached over h2c.
+			return connectFrom(t, ctx, w, restURL, false, a2agrpc.WithGRPCTransport(w.grpcOptions()...))
 		},
 		version: "1.0",
 		method: map[string]string{
@@ -92,20 +76,9 @@ var v2Setups = []v2Setup{
 		name: "rest-0.3-compat",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
-			card, err := resolver.Resolve(ctx, restURL)
-			if err != nil {
-				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
-			}
-			// Only the 0.3 REST transport: the client must pick the card's
-			// 0.3 HTTP+JSON interface and call its /v1 routes.
-			c, err := a2aclient.NewFromCard(ctx, card,
-				a2aclient.WithDefaultsDisabled(),
-				a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: w.client()}))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard with the 0.3 REST compat transport: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			// Only the 0.3 REST transport: the card's 0.3 HTTP+JSON
+			// interface and its /v1 routes.
+			return connectFrom(t, ctx, w, restURL, true, a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: w.client()}))
 		},
 		version: "0.3",
 		method: map[string]string{
@@ -117,18 +90,9 @@ var v2Setups = []v2Setup{
 		name: "grpc-0.3-compat",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
-			card, err := resolver.Resolve(ctx, restURL)
-			if err != nil {
-				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
-			}
 			// Only the 0.3 gRPC transport: the card's 0.3 GRPC interface,
 			// the service a2a.v1.A2AService.
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2agrpc03.WithGRPCTransport(w.grpcOptions()...))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard with the 0.3 gRPC compat transport: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			return connectFrom(t, ctx, w, restURL, true, a2agrpc03.WithGRPCTransport(w.grpcOptions()...))
 		},
 		version: "0.3",
 		method: map[string]string{
@@ -140,21 +104,10 @@ var v2Setups = []v2Setup{
 		name: "jsonrpc-0.3-compat",
 		connect: func(t *testing.T, ctx context.Context, w *wire) *a2aclient.Client {
 			t.Helper()
-			resolver := &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
-			card, err := resolver.Resolve(ctx, dualURL)
-			if err != nil {
-				t.Fatalf("resolving the card with the v0.3 parser: %v", err)
-			}
-			// Only the compat transport, so the client must pick the card's 0.3
-			// interface rather than fall back to 1.0.
-			c, err := a2aclient.NewFromCard(ctx, card,
-				a2aclient.WithDefaultsDisabled(),
-				a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC,
-					a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: w.client()})))
-			if err != nil {
-				t.Fatalf("a2aclient.NewFromCard with the 0.3 compat transport: %v (card interfaces %v)", err, ifaces(card))
-			}
-			return c
+			// Only the compat transport, so the client must pick the card's
+			// 0.3 interface rather than fall back to 1.0.
+			return connectFrom(t, ctx, w, dualURL, true, a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC,
+				a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: w.client()})))
 		},
 		// The v2 client stamps its negotiated version on every call, 0.3 too.
 		version: "0.3",
@@ -165,23 +118,33 @@ var v2Setups = []v2Setup{
 	},
 }
 
+// connectFrom resolves the card at base (with the v0.3 card parser when
+// v03) and builds a client on the one transport opt: the client must find
+// that transport's interface on the card.
+func connectFrom(t *testing.T, ctx context.Context, w *wire, base string, v03 bool, opt a2aclient.FactoryOption) *a2aclient.Client {
+	t.Helper()
+	resolver := agentcard.DefaultResolver
+	if v03 {
+		resolver = &agentcard.Resolver{Client: w.client(), CardParser: a2av0.NewAgentCardParser()}
+	}
+	card, err := resolver.Resolve(ctx, base)
+	if err != nil {
+		t.Fatalf("resolving the card from %s: %v", base, err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), opt)
+	if err != nil {
+		t.Fatalf("a2aclient.NewFromCard: %v (card interfaces %v)", err, ifaces(card))
+	}
+	return c
+}
+
 // connectV10 builds an a2a-go v2 client on its 1.0 JSON-RPC transport from
 // the card at base.
 func connectV10(t *testing.T, ctx context.Context, w *wire, base string) *a2aclient.Client {
 	t.Helper()
 	// The plain resolver, as a v2 user would call it: no A2A-Version on the
 	// card GET, so this is the hybrid card.
-	card, err := agentcard.DefaultResolver.Resolve(ctx, base)
-	if err != nil {
-		t.Fatalf("resolving the card from %s: %v", base, err)
-	}
-	c, err := a2aclient.NewFromCard(ctx, card,
-		a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithJSONRPCTransport(w.client()))
-	if err != nil {
-		t.Fatalf("a2aclient.NewFromCard: %v (card interfaces %v)", err, ifaces(card))
-	}
-	return c
+	return connectFrom(t, ctx, w, base, false, a2aclient.WithJSONRPCTransport(w.client()))
 }
 
 func ifaces(card *a2a.AgentCard) []string {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 
@@ -146,6 +147,16 @@ func checkParams(params []byte) ([]byte, *Error) {
 		return nil, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
 	}
 	return p, nil
+}
+
+// ParamsError is a codec's decode error as the caller is sent it: the
+// *Error it is, or a bare -32602 for anything else. Every binding answers
+// a decode failure through it.
+func ParamsError(err error) *Error {
+	if pe, ok := errors.AsType[*Error](err); ok {
+		return pe
+	}
+	return ErrInvalidParams("")
 }
 
 // asError converts a decoder's *Error into the error interface without the

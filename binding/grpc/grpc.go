@@ -13,7 +13,6 @@ package grpcbind
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -174,7 +173,7 @@ func (b *Binding) decodeSend(codec protocol.Codec, req proto.Message) (*protocol
 	}
 	p, derr := codec.DecodeSend(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	return p, nil
 }
@@ -191,7 +190,7 @@ func (b *Binding) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2ap
 	}
 	p, derr := b.codec.DecodeGetTask(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	t, perr := b.svc.GetTask(ctx, c, p)
 	if perr != nil {
@@ -212,7 +211,7 @@ func (b *Binding) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*
 	}
 	p, derr := b.codec.DecodeListTasks(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	res, perr := b.svc.ListTasks(ctx, c, p)
 	if perr != nil {
@@ -245,7 +244,7 @@ func (b *Binding) decodeTaskID(req proto.Message) (*protocol.TaskIDParams, error
 	}
 	p, derr := b.codec.DecodeTaskID(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	return p, nil
 }
@@ -347,14 +346,6 @@ func (b *Binding) refused(ctx context.Context, m protocol.Method) error {
 		return err
 	}
 	return statusError(protocol.ErrUnsupportedOperation("This operation is not supported"))
-}
-
-// paramsError is a codec decode error as the caller is sent it.
-func paramsError(err error) *protocol.Error {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok {
-		return pe
-	}
-	return protocol.ErrInvalidParams("")
 }
 
 // statusError is perr as a gRPC status (A2A 1.0 §10.6): the canonical code

@@ -94,7 +94,7 @@ func (s *binding03) GetTask(ctx context.Context, req *a2apb03.GetTaskRequest) (*
 	}
 	p, derr := s.b.codec03.DecodeGetTask(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	t, perr := s.b.svc.GetTask(ctx, c, p)
 	if perr != nil {
@@ -115,7 +115,7 @@ func (s *binding03) CancelTask(ctx context.Context, req *a2apb03.CancelTaskReque
 	}
 	p, derr := s.b.codec03.DecodeTaskID(js)
 	if derr != nil {
-		return nil, statusError(paramsError(derr))
+		return nil, statusError(protocol.ParamsError(derr))
 	}
 	t, perr := s.b.svc.CancelTask(ctx, c, p)
 	if perr != nil {
@@ -137,7 +137,7 @@ func (s *binding03) TaskSubscription(req *a2apb03.TaskSubscriptionRequest, ss gr
 	}
 	p, derr := s.b.codec03.DecodeTaskID(js)
 	if derr != nil {
-		return statusError(paramsError(derr))
+		return statusError(protocol.ParamsError(derr))
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	after := ""

@@ -9,7 +9,6 @@ package jsonrpc
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -158,7 +157,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodSend:
 		p, err := codec.DecodeSend(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		ev, perr := svc.SendMessage(ctx, c, p)
@@ -170,7 +169,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodGetTask:
 		p, err := codec.DecodeGetTask(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		t, perr := svc.GetTask(ctx, c, p)
@@ -182,7 +181,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodCancelTask:
 		p, err := codec.DecodeTaskID(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		t, perr := svc.CancelTask(ctx, c, p)
@@ -194,7 +193,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodListTasks:
 		p, err := codec.DecodeListTasks(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		res, perr := svc.ListTasks(ctx, c, p)
@@ -206,7 +205,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodStream:
 		p, err := codec.DecodeSend(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		st, perr := svc.SendStreamingMessage(ctx, c, p)
@@ -218,7 +217,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	case protocol.MethodSubscribe:
 		p, err := codec.DecodeTaskID(req.Params)
 		if err != nil {
-			fail(codec, asParamsError(err))
+			fail(codec, protocol.ParamsError(err))
 			return Stream{}
 		}
 		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
@@ -279,16 +278,6 @@ func (b *Binding) versionError(requested, msg string) *protocol.Error {
 	perr := protocol.ErrVersionNotSupported(requested, msg+". "+b.served)
 	perr.Metadata["supportedVersions"] = b.servedList
 	return perr
-}
-
-// asParamsError turns a codec decode error into the error sent to the
-// caller. Codecs return *protocol.Error; anything else is still a problem
-// with the params, never an internal fault worth leaking.
-func asParamsError(err error) *protocol.Error {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok {
-		return pe
-	}
-	return protocol.ErrInvalidParams("")
 }
 
 // appendNull is the result of a call that returns nothing (push config

@@ -9,7 +9,6 @@ package rest
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
@@ -120,7 +119,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		}
 		p, err := codec.DecodeSend(body)
 		if err != nil {
-			writeErr(paramsError(err))
+			writeErr(protocol.ParamsError(err))
 			return Stream{}
 		}
 		if rt.Op == protocol.MethodStream {
@@ -146,7 +145,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeGetTask(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			writeErr(paramsError(err))
+			writeErr(protocol.ParamsError(err))
 			return Stream{}
 		}
 		t, perr := svc.GetTask(ctx, c, p)
@@ -166,7 +165,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeListTasks(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			writeErr(paramsError(err))
+			writeErr(protocol.ParamsError(err))
 			return Stream{}
 		}
 		res, perr := svc.ListTasks(ctx, c, p)
@@ -186,7 +185,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeTaskID(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			writeErr(paramsError(err))
+			writeErr(protocol.ParamsError(err))
 			return Stream{}
 		}
 		t, perr := svc.CancelTask(ctx, c, p)
@@ -204,7 +203,7 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		p, err := codec.DecodeTaskID(*buf)
 		httpbind.PutBuf(buf)
 		if err != nil {
-			writeErr(paramsError(err))
+			writeErr(protocol.ParamsError(err))
 			return Stream{}
 		}
 		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
@@ -283,14 +282,6 @@ func versionError(raw string, want protocol.Version) *protocol.Error {
 	perr := protocol.ErrVersionNotSupported(raw, "Protocol version "+raw+" is not served on "+where+": send A2A-Version: "+want.String()+" or none")
 	perr.Metadata["supportedVersions"] = want.String()
 	return perr
-}
-
-// paramsError is a codec decode error as the caller is sent it.
-func paramsError(err error) *protocol.Error {
-	if pe, ok := errors.AsType[*protocol.Error](err); ok {
-		return pe
-	}
-	return protocol.ErrInvalidParams("")
 }
 
 // writeResult answers 200 with the JSON appendResult encodes into a
