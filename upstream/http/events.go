@@ -103,12 +103,20 @@ func plainTextEvent(b []byte) (string, bool) {
 func parseEventSlow(b []byte, r *upstream.Rules) (ev upstream.Event, final bool, err error) {
 	// The depth first, before anything recurses into the object; invalid
 	// JSON is left to the decoder below, which says what is wrong.
-	if _, err := r.CheckDepth(b, "event"); err != nil {
+	valid, err := r.CheckDepth(b, "event")
+	if err != nil {
 		return upstream.Event{}, false, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return upstream.Event{}, false, fmt.Errorf("upstream: event is not a JSON object: %w", err)
+	}
+	if !valid {
+		// What the decoder lets through and the validator does not: bytes
+		// that are not UTF-8, which json.RawMessage would carry verbatim
+		// into a data part. A caller's body like it is -32700; the agent's
+		// output is held to the same.
+		return upstream.Event{}, false, errors.New("upstream: event is not valid JSON: not UTF-8")
 	}
 	only := func(key string, allowed ...string) error {
 		for k := range m {

@@ -48,6 +48,9 @@ func TestParseEventShapes(t *testing.T) {
 		`{"artifact":{"name":"x"}}`, `{"artifact":{"name":"x","parts":[]}}`, `{"artifact":{"parts":[{}]}}`,
 		`{"artifact":{"parts":[{"text":"a","data":1}]}}`, `{"artifact":{"parts":[{"image":"a"}]}}`,
 		`{"artifact":{"parts":[{"text":"a"}],"metadata":{}}}`, `{"artifact":null}`,
+		// Not UTF-8: not JSON (RFC 8259), as a caller's body like it is -32700.
+		"{\"data\":{\"\x80\":[0]}}", "{\"data\":\"\xff\"}", "{\"text\":\"caf\xc3\xa9 \xff\"}",
+		"{\"artifact\":{\"parts\":[{\"data\":[\"\xc3\"]}]}}",
 	}
 	for _, in := range bad {
 		if ev, _, err := parseEvent([]byte(in), defaultRules); err == nil {
