@@ -79,7 +79,7 @@ func ndjsonLines(lines ...string) func(w http.ResponseWriter, r *http.Request, c
 }
 
 // TestAgentOutputHeldToRulesThroughCaddy: an agent whose answer breaks a
-// rule (nesting, a media type, a file URL or name, a content coding
+// rule (nesting, bytes that are not UTF-8, a media type, a file URL or name, a content coding
 // nobody asked for, headers past the cap, 1xx floods, an endless line, a
 // redirect) fails the task with the generic status message; nothing of
 // the bad output is in the answer or in GetTask (what the agent sent
@@ -114,6 +114,8 @@ func TestAgentOutputHeldToRulesThroughCaddy(t *testing.T) {
 			kept: "before", marker: "evil=1", cause: "mediaType: must be a media type without control characters"},
 		{path: "/javascript", serve: ndjsonLines(before, `{"file":{"uri":"javascript:alert(document.cookie)","mimeType":"text/html"}}`),
 			kept: "before", marker: "javascript", cause: "url: must be an absolute http or https URL"},
+		{path: "/not-utf8", serve: ndjsonLines(before, "{\"data\":{\"k\xff\":\"leak\"}}"),
+			kept: "before", marker: "leak", cause: "event is not valid JSON: not UTF-8"},
 		{path: "/name", serve: ndjsonLines(before, `{"artifact":{"parts":[{"file":{"uri":"https://files.example/a","name":"../../.bashrc"}}]}}`),
 			kept: "before", marker: "bashrc", cause: "artifact.parts[0].filename: must be a base name"},
 		{path: "/gzip", serve: func(w http.ResponseWriter, _ *http.Request, _ agentCall) {
