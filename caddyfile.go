@@ -79,12 +79,18 @@ import (
 //			credentials on|off
 //			max_age     <duration>
 //		}
+//		push { … }                     (see unmarshalPush)
+//		security_scheme <name> <type> … (see unmarshalSecurityScheme)
+//		security <scheme> [<scope>...]  (or a block: see unmarshalSecurity)
+//		extended_card { … }             (see unmarshalExtendedCard)
+//		sign_card <key-file> { kid <id>; jku <url> }
 //	}
 //
 // The upstream is a module of the namespace a2a.upstreams (`upstream
 // <url>` is `upstream http <url>`, see HTTPUpstream), the store one of
 // a2a.stores (see MemoryStore); each parses its own block. Every
-// subdirective but skill and extension (one per id or uri) may appear
+// subdirective but skill, extension, security_scheme and security (one
+// per id, uri or name; one per alternative) may appear
 // once; an unknown or repeated one is an error naming its line (with the
 // known subdirective it is one typo away from, if any). A value the
 // settings' checks refuse is an error naming the line of its block.
@@ -95,7 +101,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.Errf("a2a takes no arguments, only a block (got %q)", d.Val())
 	}
-	if err := subdirectives(d, "", []string{"skill", "extension"}, func(key string) error {
+	if err := subdirectives(d, "", []string{"skill", "extension", "security_scheme", "security"}, func(key string) error {
 		return h.unmarshalKey(d, key)
 	}); err != nil {
 		return err
@@ -112,7 +118,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "grpc", "url", "name", "description", "version",
 		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
-		"limits", "extension", "cors", "push", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
+		"limits", "extension", "cors", "push", "security_scheme", "security", "extended_card", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
 	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
 	extensionKeys = []string{"required", "description", "params"}
 	corsKeys      = []string{"origins", "credentials", "max_age"}
@@ -171,6 +177,12 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		return h.unmarshalExtension(d)
 	case "cors":
 		return h.unmarshalCORS(d)
+	case "security_scheme":
+		return h.unmarshalSecurityScheme(d)
+	case "security":
+		return h.unmarshalSecurity(d)
+	case "extended_card":
+		return h.unmarshalExtendedCard(d)
 	case "push":
 		return h.unmarshalPush(d)
 	case "max_request_body":

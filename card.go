@@ -24,25 +24,32 @@ func (h *Handler) buildCard() (*protocol.AgentCard, error) {
 		DefaultOutputModes: orDefault(h.OutputModes, defaultModes),
 		Extensions:         protocolExtensions(h.Extensions),
 		PushNotifications:  h.Push != nil,
+		ExtendedCard:       h.ExtendedCard != nil,
 	}
 	if h.Provider != nil {
 		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
 	}
 	card.Skills = h.cardSkills()
-	// Validate with a placeholder interface: the real URL is only known per
-	// request, and the card rules require one.
+	card.SecuritySchemes, card.Security = h.cardSecurity()
+	// What checkCardSettings leaves (the media types, the security
+	// schemes' URLs) is named in the card's own words, "card: <field>".
+	if err := h.validateCard(card); err != nil {
+		return nil, err
+	}
+	return card, nil
+}
+
+// validateCard validates card with a placeholder interface per version:
+// the real URLs are only known per request, and the card rules require
+// one.
+func (h *Handler) validateCard(card *protocol.AgentCard) error {
 	probe := *card
 	for _, v := range h.versions {
 		probe.Interfaces = append(probe.Interfaces, protocol.Interface{
 			URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v,
 		})
 	}
-	// What checkCardSettings leaves (the media types) is named in the
-	// card's own words, "card: <field>".
-	if err := protocol.ValidateCard(&probe); err != nil {
-		return nil, err
-	}
-	return card, nil
+	return protocol.ValidateCard(&probe)
 }
 
 func orDefault(v, def []string) []string {
@@ -61,7 +68,7 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 	card := *agent
 	card.Interfaces = nil
 	card.PushNotifications = h.Push != nil
-	card.ExtendedCard = false
+	card.ExtendedCard = h.ExtendedCard != nil
 	card.Streaming = *h.Streaming
 	set := func(dst *string, v string) {
 		if v != "" {
@@ -88,20 +95,22 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 	if len(h.Extensions) > 0 {
 		card.Extensions = protocolExtensions(h.Extensions)
 	}
-	probe := card
-	for _, v := range h.versions {
-		probe.Interfaces = append(probe.Interfaces, protocol.Interface{URL: "https://a2a.invalid" + h.RPCPath, Binding: "JSONRPC", Version: v})
-	}
-	if err := protocol.ValidateCard(&probe); err != nil {
+	// How callers authenticate is this mount's (Caddy's), never the
+	// agent's: the agent's schemes are what the module would need.
+	card.SecuritySchemes, card.Security = h.cardSecurity()
+	if err := h.validateCard(&card); err != nil {
 		return nil, err
 	}
 	return &card, nil
 }
 
 // cardSkills are the configured skills as the card's.
-func (h *Handler) cardSkills() []protocol.Skill {
+func (h *Handler) cardSkills() []protocol.Skill { return skillsOf(h.Skills) }
+
+// skillsOf is list as the card's skills.
+func skillsOf(list []Skill) []protocol.Skill {
 	var out []protocol.Skill
-	for _, s := range h.Skills {
+	for _, s := range list {
 		out = append(out, protocol.Skill{
 			ID:          s.ID,
 			Name:        s.Name,

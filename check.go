@@ -117,6 +117,9 @@ func (h *Handler) check() error {
 	if err := h.Push.check(); err != nil {
 		return err
 	}
+	if err := h.checkSecurity(); err != nil {
+		return err
+	}
 	if h.Reply != ReplyTask && h.Reply != ReplyMessage {
 		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
 	}
@@ -140,7 +143,12 @@ func (h *Handler) check() error {
 	if err != nil {
 		return err
 	}
-	h.card = card
+	h.card, h.extCard = card, nil
+	if h.ExtendedCard != nil {
+		if h.extCard, err = h.extendedCard(card); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -10,6 +10,8 @@ require github.com/a2aproject/a2a-go/v2 v2.4.0
 
 require github.com/a2aproject/a2a-go v0.3.15
 
+require github.com/gowebpki/jcs v1.0.1
+
 require (
 	cel.dev/cel-go v0.32.0 // indirect
 	cel.dev/expr v0.25.3 // indirect

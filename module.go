@@ -214,6 +214,19 @@ type Handler struct {
 	// Push turns push notifications on (Push).
 	Push *Push `json:"push,omitempty"`
 
+	// SecuritySchemes are the ways a caller may authenticate, by name
+	// (the card's securitySchemes). They describe what Caddy's own
+	// directives in front of the RPC route enforce; the module enforces
+	// nothing of them.
+	SecuritySchemes map[string]*SecurityScheme `json:"security_schemes,omitempty"`
+	// Security lists the card's alternative requirements, each naming
+	// declared schemes that must all be met.
+	Security []SecurityRequirement `json:"security,omitempty"`
+	// ExtendedCard is the card authenticated callers get (an owner not
+	// ""): the public card with these fields in place and these skills
+	// added. Without it the card declares no extended card.
+	ExtendedCard *ExtendedCard `json:"extended_card,omitempty"`
+
 	publicURL string
 	upstream  UpstreamModule
 	store     StoreModule
@@ -237,6 +250,10 @@ type Handler struct {
 	// restBase is RESTPath without a trailing slash ("" for the root).
 	restBase string
 	cards    *httpbind.CardServer
+	// extCard is the extended card of a static card (checked with it);
+	// extCards renders the one served (a gateway's follows its agent's).
+	extCard  *protocol.AgentCard
+	extCards *httpbind.CardServer
 	// stopCard ends a gateway's following of its agent's card.
 	stopCard func()
 }
@@ -511,6 +528,7 @@ func (h *Handler) build() error {
 		Heartbeat:      time.Duration(h.Heartbeat),
 		Unload:         h.unload,
 		Logger:         h.logger,
+		ExtendedCard:   h.extendedCardOptions(),
 	}
 	h.Limits.apply(&opts)
 	if opts.Push, err = h.Push.options(b, h.pushIssuer); err != nil {
@@ -537,18 +555,16 @@ func (h *Handler) build() error {
 	if h.GRPC {
 		h.grpc = grpcbind.New(svc, int(min(h.MaxRequestBody, math.MaxInt32)))
 	}
-	var card *protocol.AgentCard
-	if h.card != nil {
-		c := *h.card
-		c.Streaming = *h.Streaming
-		if x, ok := h.Push.cardExtension(); ok {
-			c.Extensions = append(slices.Clip(c.Extensions), x)
-		}
-		card = &c
-	}
-	h.cards = httpbind.NewCardServer(card, h.versions, time.Duration(h.CardMaxAge))
+	h.cards = httpbind.NewCardServer(nil, h.versions, time.Duration(h.CardMaxAge))
 	if h.publicURL == "" {
 		h.cards.URLFromRequest()
+	}
+	h.extCards = nil
+	if h.ExtendedCard != nil {
+		h.extCards = httpbind.NewCardServer(nil, h.versions, 0)
+	}
+	if h.card != nil {
+		h.publishCard(*h.card, h.extCard)
 	}
 	if cp, ok := h.upstream.(CardProvider); ok {
 		h.stopCard = cp.SubscribeCard(func(agent *protocol.AgentCard) { h.agentCard(svc, agent) })
@@ -574,13 +590,63 @@ func (h *Handler) agentCard(svc *handler.Service, agent *protocol.AgentCard) {
 			return
 		}
 	}
-	if x, ok := h.Push.cardExtension(); ok {
-		// The module's own, after the agent's were taken for
-		// negotiation: it describes this mount's deliveries, not the
-		// agent's.
-		card.Extensions = append(slices.Clip(card.Extensions), x)
+	var ext *protocol.AgentCard
+	if h.ExtendedCard != nil {
+		if ext, err = h.extendedCard(card); err != nil {
+			h.logger.Error("a2a: the agent's card, with this mount's extended_card, is not a valid card; it is not served",
+				zap.String("rpc_path", h.RPCPath), zap.Error(err))
+			return
+		}
 	}
-	h.cards.SetCard(*card)
+	h.publishCard(*card, ext)
+}
+
+// publishCard serves card, and ext as the extended card, with what the
+// module adds to every card of the mount: streaming as configured, and
+// the push signature extension, the module's own (after a gateway's
+// agent's extensions were taken for negotiation: it describes this
+// mount's deliveries, not the agent's).
+func (h *Handler) publishCard(card protocol.AgentCard, ext *protocol.AgentCard) {
+	x, signed := h.Push.cardExtension()
+	add := func(c *protocol.AgentCard) {
+		c.Streaming = *h.Streaming
+		if signed {
+			c.Extensions = append(slices.Clip(c.Extensions), x)
+		}
+	}
+	add(&card)
+	h.cards.SetCard(card)
+	if ext != nil {
+		e := *ext
+		add(&e)
+		h.extCards.SetCard(e)
+	}
+}
+
+// extendedCardOptions are the service's extended card settings: the
+// document of the card for a caller's request, and the challenge of the
+// 401 an anonymous one gets. nil without extended_card.
+func (h *Handler) extendedCardOptions() *handler.ExtendedCardOptions {
+	if h.ExtendedCard == nil {
+		return nil
+	}
+	return &handler.ExtendedCardOptions{
+		Challenge: h.challenge(),
+		Render: func(r *http.Request, v protocol.Version) ([]byte, error) {
+			if r == nil {
+				return nil, errors.New("no request to take the card's URLs from")
+			}
+			u, err := h.rpcURL(r)
+			if err != nil {
+				return nil, err
+			}
+			doc, ok := h.extCards.Document(httpbind.CardURLs{RPC: u, REST: h.restURL(u), GRPC: h.grpcAddr(u)}, v == protocol.V10)
+			if !ok {
+				return nil, errors.New("the agent's card is not known yet")
+			}
+			return doc, nil
+		},
+	}
 }
 
 // Cleanup releases the mount's claim on its sharing scope. The store and

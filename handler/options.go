@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -90,6 +91,10 @@ type Options struct {
 	// Push turns push notifications on; nil: the push methods and an
 	// inline config are -32003.
 	Push   *PushOptions
+	// ExtendedCard serves the extended card to authenticated callers;
+	// nil: the card declares none, and asking for it is -32004 (1.0) or
+	// -32007 (0.3, which has no other answer).
+	ExtendedCard *ExtendedCardOptions
 	Logger *zap.Logger
 }
 
@@ -104,3 +109,14 @@ const (
 	DefaultHeartbeat       = 15 * time.Second
 	DefaultWriteTimeout    = 30 * time.Second
 )
+
+// ExtendedCardOptions are how the service answers the extended card.
+type ExtendedCardOptions struct {
+	// Render is the document of the extended card for a caller of
+	// version v who came in r (its URLs are the request's, as the public
+	// card's are): the 1.0 card for 1.0, one a 0.3 client reads for 0.3.
+	Render func(r *http.Request, v protocol.Version) ([]byte, error)
+	// Challenge is the WWW-Authenticate value of the 401 an anonymous
+	// caller gets ("" for none).
+	Challenge string
+}

@@ -189,8 +189,8 @@ func (e *Service) WriteTimeout() time.Duration { return e.opts.WriteTimeout }
 // Admit is what the service refuses of a call to method m before its
 // params are read: a client that did not activate a required extension
 // (n, from Negotiate), a streaming call when streaming is off, and the
-// operations this server does not offer (push configs without push, the extended
-// card). nil: go on and decode.
+// push config methods without push (the extended card, whose refusal
+// depends on the version, is ExtendedCard's). nil: go on and decode.
 func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 	if needsExtensions(m) {
 		if perr := n.requiredError(); perr != nil {
@@ -204,10 +204,6 @@ func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 		if !e.pushEnabled() {
 			return protocol.ErrPushNotSupported()
 		}
-	case protocol.MethodExtendedCard:
-		// The card never declares an extended card, so per A2A 1.0 this is
-		// -32004 (not -32007, which means declared but not configured).
-		return protocol.ErrUnsupportedOperation("This agent does not declare an extended Agent Card")
 	}
 	return nil
 }

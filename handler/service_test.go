@@ -162,9 +162,6 @@ func TestServiceAdmit(t *testing.T) {
 	if perr := svc.Admit(protocol.MethodGetTask, &none); perr == nil || perr.Code != protocol.CodeExtensionSupportRequired {
 		t.Fatalf("without the required extension: %v", perr)
 	}
-	if perr := svc.Admit(protocol.MethodExtendedCard, &none); perr == nil || perr.Code != protocol.CodeUnsupportedOperation {
-		t.Fatalf("extended card: %v", perr)
-	}
 	with := svc.Negotiate([]string{"urn:y, urn:x"})
 	if len(with.Activated) != 1 || with.Activated[0] != "urn:x" {
 		t.Fatalf("activated %v", with.Activated)

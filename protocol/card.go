@@ -22,6 +22,12 @@ type AgentCard struct {
 	DefaultInputModes  []string
 	DefaultOutputModes []string
 	Skills             []Skill
+	// SecuritySchemes are the ways a caller may authenticate, rendered in
+	// this order (a JSON object keyed by name).
+	SecuritySchemes []SecurityScheme
+	// Security lists the alternative requirements (any one of them
+	// satisfies the server); each names schemes that must all be met.
+	Security []SecurityRequirement
 }
 
 // Provider is the organisation behind the agent.

@@ -128,6 +128,7 @@ func appendCard(dst []byte, c *AgentCard, v CardVariant) []byte {
 		dst = appendBool(dst, c.ExtendedCard)
 	}
 	dst = append(dst, '}')
+	dst = appendSecurity(dst, c, with10, with03)
 
 	dst = append(dst, `,"defaultInputModes":`...)
 	dst = jsonwire.AppendStringArray(dst, c.DefaultInputModes)

@@ -15,7 +15,8 @@ import (
 // name, description and at least one non-empty tag; absolute http(s) URLs
 // without user info for the provider, documentation, icon and every
 // interface; a known version and binding on every interface; media types
-// in every mode list; a URI on every extension and object params. It
+// in every mode list; a URI on every extension and object params; the
+// security schemes and requirements (securityViolations). It
 // returns every problem found, joined. Interfaces may be empty (the
 // handler fills them per request from the RPC URL), and so may the default
 // modes, which the caller defaults.
@@ -115,6 +116,7 @@ func cardViolations(c *AgentCard, withInterfaces bool) []FieldViolation {
 		checkModes(f+".inputModes", s.InputModes)
 		checkModes(f+".outputModes", s.OutputModes)
 	}
+	securityViolations(c, bad)
 	return vs
 }
 

@@ -64,6 +64,14 @@ const (
 	// allocates its codes upward from -32001, so this one sits far from
 	// them, where a later A2A code will not land.
 	CodeResourceExhausted = -32080
+
+	// CodeUnauthenticated is not a JSON-RPC code and is never written as
+	// one: an operation that is for authenticated callers only (the
+	// extended card) refuses an anonymous one with it, and each binding
+	// answers in its own terms: HTTP 401 with a WWW-Authenticate challenge
+	// (JSON-RPC and HTTP+JSON), gRPC UNAUTHENTICATED. A2A defines no
+	// JSON-RPC code for it, so none is made up.
+	CodeUnauthenticated = 401
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every A2A error.
@@ -156,11 +164,18 @@ func ErrInvalidAgentResponse() *Error {
 	return newErr(CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", "Invalid agent response")
 }
 
-// errExtendedCardNotConfigured is -32007. Nothing returns it yet (the
-// card never declares an extended card, so asking for one is -32004); the
-// golden error encodings keep its wire form pinned for whoever does.
-func errExtendedCardNotConfigured() *Error {
+// ErrExtendedCardNotConfigured is -32007: 0.3's answer to a request for
+// an extended card that is not there (0.3 defines no other), and 1.0's
+// for one the card declares but the server does not have.
+func ErrExtendedCardNotConfigured() *Error {
 	return newErr(CodeExtendedCardNotConfigured, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "Extended Agent Card is not configured")
+}
+
+// ErrUnauthenticated refuses an anonymous caller of an operation for
+// authenticated callers (CodeUnauthenticated: the bindings answer it
+// outside JSON-RPC).
+func ErrUnauthenticated(msg string) *Error {
+	return newErr(CodeUnauthenticated, "UNAUTHENTICATED", msg)
 }
 
 // ErrExtensionSupportRequired is -32008 naming the missing extension.

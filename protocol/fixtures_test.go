@@ -124,8 +124,35 @@ func fixtureErrors() []struct {
 		{"unsupported_operation", ErrUnsupportedOperation("Task is in a terminal state")},
 		{"content_type_not_supported", ErrContentTypeNotSupported("")},
 		{"invalid_agent_response", ErrInvalidAgentResponse()},
-		{"extended_card_not_configured", errExtendedCardNotConfigured()},
+		{"extended_card_not_configured", ErrExtendedCardNotConfigured()},
 		{"extension_support_required", ErrExtensionSupportRequired("https://ext.example.com/v1")},
 		{"version_not_supported", ErrVersionNotSupported("99.0", "")},
 	}
+}
+
+// fixtureSecuredCard is fixtureCard with one security scheme of every
+// kind and flow, and requirements with scopes, without, and together.
+func fixtureSecuredCard() AgentCard {
+	c := fixtureCard()
+	c.SecuritySchemes = []SecurityScheme{
+		{Name: "apikey", Kind: SchemeAPIKey, Location: "header", ParamName: "X-API-Key", Description: "A key from the portal"},
+		{Name: "basic", Kind: SchemeHTTP, HTTPScheme: "Basic"},
+		{Name: "bearer", Kind: SchemeHTTP, HTTPScheme: "Bearer", BearerFormat: "JWT"},
+		{Name: "device", Kind: SchemeOAuth2, Flow: &OAuthFlow{Kind: FlowDeviceCode,
+			DeviceAuthorizationURL: "https://auth.example.com/device", TokenURL: "https://auth.example.com/token"}},
+		{Name: "m2m", Kind: SchemeOAuth2, Flow: &OAuthFlow{Kind: FlowClientCredentials, TokenURL: "https://auth.example.com/token",
+			Scopes: []Scope{{Name: "tasks:write", Description: "Send messages"}}}},
+		{Name: "mtls", Kind: SchemeMutualTLS},
+		{Name: "oauth", Kind: SchemeOAuth2, OAuth2MetadataURL: "https://auth.example.com/.well-known/oauth-authorization-server",
+			Flow: &OAuthFlow{Kind: FlowAuthorizationCode, AuthorizationURL: "https://auth.example.com/authorize",
+				TokenURL: "https://auth.example.com/token", RefreshURL: "https://auth.example.com/refresh", PKCERequired: true,
+				Scopes: []Scope{{Name: "read", Description: "Read tasks"}, {Name: "write", Description: "Send \"messages\""}}}},
+		{Name: "oidc", Kind: SchemeOpenIDConnect, OpenIDConnectURL: "https://auth.example.com/.well-known/openid-configuration"},
+	}
+	c.Security = []SecurityRequirement{
+		{{Scheme: "basic"}},
+		{{Scheme: "oauth", Scopes: []string{"read", "write"}}},
+		{{Scheme: "apikey"}, {Scheme: "mtls"}},
+	}
+	return c
 }

@@ -102,6 +102,16 @@ func TestGoldenCards(t *testing.T) {
 	}{{"card_hybrid.json", CardHybrid}, {"card_v03.json", CardV03}, {"card_v10.json", CardV10}} {
 		checkGolden(t, "card/"+tc.name, RenderCard(&card, tc.v))
 	}
+	secured := fixtureSecuredCard()
+	if err := ValidateCard(&secured); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		v    CardVariant
+	}{{"card_security_hybrid.json", CardHybrid}, {"card_security_v03.json", CardV03}, {"card_security_v10.json", CardV10}} {
+		checkGolden(t, "card/"+tc.name, RenderCard(&secured, tc.v))
+	}
 	// The smallest valid card, as a config with no optional member gives.
 	min := AgentCard{Name: "n", Description: "d", Version: "1",
 		Interfaces: []Interface{{URL: "http://127.0.0.1:8080/a2a", Version: V03}},

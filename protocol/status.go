@@ -71,6 +71,8 @@ func MapError(e *Error) Mapping {
 		return Mapping{Code: StatusFailedPrecondition, HTTP: 400}
 	case CodeContentTypeNotSupported, CodeParseError, CodeInvalidRequest, CodeInvalidParams:
 		return Mapping{Code: StatusInvalidArgument, HTTP: 400}
+	case CodeUnauthenticated:
+		return Mapping{Code: StatusUnauthenticated, HTTP: 401}
 	case CodeResourceExhausted:
 		if strings.HasSuffix(e.Metadata["limit"], "_per_owner") {
 			return Mapping{Code: StatusResourceExhausted, HTTP: 429, RetryAfter: retryAfterQuota}

@@ -335,17 +335,27 @@ func (b *Binding) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushDelete, req, &emptypb.Empty{})
 }
 
-// GetExtendedAgentCard implements a2apb.A2AServiceServer.
+// GetExtendedAgentCard implements a2apb.A2AServiceServer: the 1.0 card
+// document read into the proto (it is the proto's JSON, strictly).
 func (b *Binding) GetExtendedAgentCard(ctx context.Context, _ *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
-	return nil, b.refused(ctx, protocol.MethodExtendedCard)
+	return extendedCard(b, ctx, protocol.V10, unmarshal, &a2apb.AgentCard{})
 }
 
-// refused is the error of an operation the service does not offer.
-func (b *Binding) refused(ctx context.Context, m protocol.Method) error {
-	if _, err := b.start(ctx, m); err != nil {
-		return err
+// extendedCard answers the extended card of version v as msg, read from
+// the service's document with u.
+func extendedCard[M proto.Message](b *Binding, ctx context.Context, v protocol.Version, u protojson.UnmarshalOptions, msg M) (M, error) {
+	c, err := b.startVersion(ctx, protocol.MethodExtendedCard, v)
+	if err != nil {
+		return msg, err
 	}
-	return statusError(protocol.ErrUnsupportedOperation("This operation is not supported"))
+	doc, perr := b.svc.ExtendedCard(c, v, nil)
+	if perr != nil {
+		return msg, statusError(perr)
+	}
+	if err := u.Unmarshal(doc, msg); err != nil {
+		return msg, status.Error(codes.Internal, "The answer could not be encoded")
+	}
+	return msg, nil
 }
 
 // statusError is perr as a gRPC status (A2A 1.0 §10.6): the canonical code

@@ -2,6 +2,7 @@ package grpcbind
 
 import (
 	"context"
+	"google.golang.org/protobuf/encoding/protojson"
 	"strconv"
 	"strings"
 
@@ -181,14 +182,10 @@ func (s *binding03) DeleteTaskPushNotificationConfig(ctx context.Context, req *a
 }
 
 // GetAgentCard implements a2apb03.A2AServiceServer: 0.3's extended card
-// over gRPC.
+// over gRPC, read from the document 0.3 clients get over HTTP. That is
+// 0.3's JSON card, not its proto's JSON: what the proto names the same
+// is kept, and what it names otherwise (the security requirements, a
+// list of {"schemes":…} there) is dropped.
 func (s *binding03) GetAgentCard(ctx context.Context, _ *a2apb03.GetAgentCardRequest) (*a2apb03.AgentCard, error) {
-	return nil, s.refused(ctx, protocol.MethodExtendedCard)
-}
-
-func (s *binding03) refused(ctx context.Context, m protocol.Method) error {
-	if _, err := s.start(ctx, m); err != nil {
-		return err
-	}
-	return statusError(protocol.ErrUnsupportedOperation("This operation is not supported"))
+	return extendedCard(s.b, ctx, protocol.V03, protojson.UnmarshalOptions{DiscardUnknown: true}, &a2apb03.AgentCard{})
 }

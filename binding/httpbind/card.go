@@ -171,6 +171,21 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls Card
 	}
 }
 
+// Document is the card document for urls: the 1.0 card (v10) or the
+// hybrid one (what 0.3 clients read); false while there is no card yet.
+// The bytes are the cache's, not to be changed.
+func (c *CardServer) Document(urls CardURLs, v10 bool) ([]byte, bool) {
+	set := c.s.set.Load()
+	if set == nil {
+		return nil, false
+	}
+	variant := docHybrid
+	if v10 {
+		variant = docV10
+	}
+	return set.doc(urls, variant, c.s.versions).body, true
+}
+
 // doc returns the variant of the card for urls, cached while the cache
 // has room.
 func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *cardDoc {

@@ -99,3 +99,25 @@ func WriteJSON(w http.ResponseWriter, b []byte, timeout time.Duration) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
+
+// privateCache is the Cache-Control of an extended card: it is one
+// caller's, never a shared cache's to hand on.
+var privateCache = []string{"private"}
+
+// WriteExtendedCard answers an extended card document doc through
+// write (the binding's own success answer), marked private.
+func WriteExtendedCard(w http.ResponseWriter, write func()) {
+	w.Header()["Cache-Control"] = privateCache
+	write()
+}
+
+// Challenge sets the WWW-Authenticate of a 401 (RFC 9110 requires one;
+// "" is a server whose only scheme HTTP cannot name, mutual TLS) and
+// keeps the answer out of caches.
+func Challenge(w http.ResponseWriter, challenge string) {
+	h := w.Header()
+	if challenge != "" {
+		h.Set("WWW-Authenticate", challenge)
+	}
+	h["Cache-Control"] = noStore
+}

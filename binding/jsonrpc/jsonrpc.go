@@ -236,9 +236,24 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			res = appendNull
 		}
 		b.writeResult(w, req.ID, res)
+	case protocol.MethodExtendedCard:
+		doc, perr := svc.ExtendedCard(c, dialect, req.Params)
+		if perr != nil && perr.Code == protocol.CodeUnauthenticated {
+			// HTTP's answer, not a JSON-RPC error: A2A defines no code for
+			// it, and a client's credentials layer acts on the 401.
+			httpbind.Challenge(w, svc.Challenge())
+			http.Error(w, "a2a: "+perr.Message, http.StatusUnauthorized)
+			return Stream{}
+		}
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		httpbind.WriteExtendedCard(w, func() {
+			b.writeResult(w, req.ID, func(dst []byte) []byte { return append(dst, doc...) })
+		})
 	default:
-		// Admit refuses every other known method (the extended card)
-		// until the service offers it.
+		// Every method a codec knows is one of the cases above.
 		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
 	}
 	return Stream{}

@@ -127,7 +127,7 @@ func TestRPCErrors(t *testing.T) {
 		{name: "inline push 1.0", r: req{version: "1.0", body: sendV10("SendMessage", "m-5", "", `{"taskPushNotificationConfig":{"url":"https://e.x"}}`)}, code: -32003, id: 7, v10: true, reason: "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 		{name: "inline push 0.3", r: req{body: sendV03("message/send", "m-5", "", `{"pushNotificationConfig":{"url":"https://e.x"}}`)}, code: -32003, id: "r-1"},
 		{name: "extended card 1.0", r: req{version: "1.0", body: call("GetExtendedAgentCard", `{}`)}, code: -32004, id: 3, v10: true, reason: "UNSUPPORTED_OPERATION"},
-		{name: "extended card 0.3", r: req{body: `{"jsonrpc":"2.0","id":3,"method":"agent/getAuthenticatedExtendedCard"}`}, code: -32004, id: 3},
+		{name: "extended card 0.3", r: req{body: `{"jsonrpc":"2.0","id":3,"method":"agent/getAuthenticatedExtendedCard"}`}, code: -32007, id: 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

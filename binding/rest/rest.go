@@ -227,9 +227,20 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 			res = func(dst []byte) []byte { return append(dst, "{}"...) }
 		}
 		b.writeResult(w, res)
+	case protocol.MethodExtendedCard:
+		doc, perr := svc.ExtendedCard(c, want, nil)
+		if perr != nil {
+			if perr.Code == protocol.CodeUnauthenticated {
+				httpbind.Challenge(w, svc.Challenge())
+			}
+			writeErr(perr)
+			return Stream{}
+		}
+		httpbind.WriteExtendedCard(w, func() {
+			b.writeResult(w, func(dst []byte) []byte { return append(dst, doc...) })
+		})
 	default:
-		// Admit refuses every other operation (the extended card) until
-		// the service offers it.
+		// Match routes to the operations above only.
 		writeErr(protocol.ErrUnsupportedOperation("This operation is not supported"))
 	}
 	return Stream{}

@@ -1,0 +1,91 @@
+package caddya2a
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// ExtendedCard is what authenticated callers get beyond the public card
+// (A2A's extended card): card fields in place of the public ones, and
+// skills added to them (or in place of a public skill of the same id).
+// With it the card declares capabilities.extendedAgentCard (0.3
+// supportsAuthenticatedExtendedCard).
+type ExtendedCard struct {
+	Name             string    `json:"name,omitempty"`
+	Description      string    `json:"description,omitempty"`
+	Version          string    `json:"version,omitempty"`
+	Provider         *Provider `json:"provider,omitempty"`
+	DocumentationURL string    `json:"documentation_url,omitempty"`
+	IconURL          string    `json:"icon_url,omitempty"`
+	InputModes       []string  `json:"input_modes,omitempty"`
+	OutputModes      []string  `json:"output_modes,omitempty"`
+	Skills           []Skill   `json:"skills,omitempty"`
+}
+
+// extendedCardKeys are the card subdirectives an extended_card block
+// takes: the a2a block's own, parsed by the same code.
+var extendedCardKeys = []string{"name", "description", "version", "provider", "documentation_url", "icon_url",
+	"input_modes", "output_modes", "skill"}
+
+// unmarshalExtendedCard parses `extended_card { … }`: the card
+// subdirectives of the a2a block, each once but skill.
+func (h *Handler) unmarshalExtendedCard(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	var o Handler
+	if err := subdirectives(d, "extended_card", []string{"skill"}, func(key string) error {
+		if !slices.Contains(extendedCardKeys, key) {
+			return unknownSubdirective(d, "extended_card", key, extendedCardKeys)
+		}
+		return o.unmarshalKey(d, key)
+	}); err != nil {
+		return err
+	}
+	h.ExtendedCard = &ExtendedCard{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
+		DocumentationURL: o.DocumentationURL, IconURL: o.IconURL, InputModes: o.InputModes, OutputModes: o.OutputModes,
+		Skills: o.Skills}
+	return nil
+}
+
+// extendedCard is the public card with the extended_card settings in
+// place, validated like the public one.
+func (h *Handler) extendedCard(public *protocol.AgentCard) (*protocol.AgentCard, error) {
+	x := h.ExtendedCard
+	card := *public
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&card.Name, x.Name)
+	set(&card.Description, x.Description)
+	set(&card.Version, x.Version)
+	set(&card.DocumentationURL, x.DocumentationURL)
+	set(&card.IconURL, x.IconURL)
+	if x.Provider != nil {
+		card.Provider = &protocol.Provider{Organization: x.Provider.Organization, URL: x.Provider.URL}
+	}
+	if len(x.InputModes) > 0 {
+		card.DefaultInputModes = slices.Clone(x.InputModes)
+	}
+	if len(x.OutputModes) > 0 {
+		card.DefaultOutputModes = slices.Clone(x.OutputModes)
+	}
+	card.Skills = slices.Clone(public.Skills)
+	for _, s := range skillsOf(x.Skills) {
+		if i := slices.IndexFunc(card.Skills, func(p protocol.Skill) bool { return p.ID == s.ID }); i >= 0 {
+			card.Skills[i] = s
+		} else {
+			card.Skills = append(card.Skills, s)
+		}
+	}
+	if err := h.validateCard(&card); err != nil {
+		return nil, fmt.Errorf("extended_card: %w", err)
+	}
+	return &card, nil
+}
