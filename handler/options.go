@@ -90,12 +90,12 @@ type Options struct {
 	Unload context.Context
 	// Push turns push notifications on; nil: the push methods and an
 	// inline config are -32003.
-	Push   *PushOptions
+	Push *PushOptions
 	// ExtendedCard serves the extended card to authenticated callers;
 	// nil: the card declares none, and asking for it is -32004 (1.0) or
 	// -32007 (0.3, which has no other answer).
 	ExtendedCard *ExtendedCardOptions
-	Logger *zap.Logger
+	Logger       *zap.Logger
 }
 
 // Defaults applied by New: the one place each is written.
