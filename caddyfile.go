@@ -118,7 +118,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "grpc", "url", "name", "description", "version",
 		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
-		"limits", "extension", "cors", "push", "security_scheme", "security", "extended_card", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
+		"limits", "extension", "cors", "push", "security_scheme", "security", "extended_card", "sign_card", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
 	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
 	extensionKeys = []string{"required", "description", "params"}
 	corsKeys      = []string{"origins", "credentials", "max_age"}
@@ -183,6 +183,8 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		return h.unmarshalSecurity(d)
 	case "extended_card":
 		return h.unmarshalExtendedCard(d)
+	case "sign_card":
+		return h.unmarshalSignCard(d)
 	case "push":
 		return h.unmarshalPush(d)
 	case "max_request_body":

@@ -120,6 +120,9 @@ func (h *Handler) check() error {
 	if err := h.checkSecurity(); err != nil {
 		return err
 	}
+	if err := h.SignCard.check(); err != nil {
+		return err
+	}
 	if h.Reply != ReplyTask && h.Reply != ReplyMessage {
 		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
 	}

@@ -226,6 +226,8 @@ type Handler struct {
 	// ""): the public card with these fields in place and these skills
 	// added. Without it the card declares no extended card.
 	ExtendedCard *ExtendedCard `json:"extended_card,omitempty"`
+	// SignCard signs every rendering of the card (SignCard).
+	SignCard *SignCard `json:"sign_card,omitempty"`
 
 	publicURL string
 	upstream  UpstreamModule
@@ -250,6 +252,10 @@ type Handler struct {
 	// restBase is RESTPath without a trailing slash ("" for the root).
 	restBase string
 	cards    *httpbind.CardServer
+	// jwks is the key set of every key the mount signs with, served at
+	// jwksPath; nil when it signs nothing.
+	jwks     []byte
+	jwksPath string
 	// extCard is the extended card of a static card (checked with it);
 	// extCards renders the one served (a gateway's follows its agent's).
 	extCard  *protocol.AgentCard
@@ -385,6 +391,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := h.Push.provision(); err != nil {
+		return err
+	}
+	if err := h.SignCard.provision(); err != nil {
+		return err
+	}
+	if err := h.provisionJWKS(); err != nil {
 		return err
 	}
 	if len(h.UpstreamRaw) == 0 {
@@ -563,8 +575,21 @@ func (h *Handler) build() error {
 	if h.ExtendedCard != nil {
 		h.extCards = httpbind.NewCardServer(nil, h.versions, 0)
 	}
+	h.signCards(h.cards, h.extCards)
 	if h.card != nil {
 		h.publishCard(*h.card, h.extCard)
+		if h.SignCard != nil {
+			// A card that cannot be signed fails the config, not a client.
+			probe := httpbind.CardURLs{RPC: "https://a2a.invalid" + h.RPCPath}
+			for _, c := range []*httpbind.CardServer{h.cards, h.extCards} {
+				if c == nil {
+					continue
+				}
+				if _, err := c.Document(probe, true); err != nil {
+					return fmt.Errorf("sign_card: %w", err)
+				}
+			}
+		}
 	}
 	if cp, ok := h.upstream.(CardProvider); ok {
 		h.stopCard = cp.SubscribeCard(func(agent *protocol.AgentCard) { h.agentCard(svc, agent) })
@@ -640,11 +665,7 @@ func (h *Handler) extendedCardOptions() *handler.ExtendedCardOptions {
 			if err != nil {
 				return nil, err
 			}
-			doc, ok := h.extCards.Document(httpbind.CardURLs{RPC: u, REST: h.restURL(u), GRPC: h.grpcAddr(u)}, v == protocol.V10)
-			if !ok {
-				return nil, errors.New("the agent's card is not known yet")
-			}
-			return doc, nil
+			return h.extCards.Document(httpbind.CardURLs{RPC: u, REST: h.restURL(u), GRPC: h.grpcAddr(u)}, v == protocol.V10)
 		},
 	}
 }
@@ -670,8 +691,8 @@ func (h *Handler) Cleanup() error {
 // ServeHTTP answers the card and the JSON-RPC endpoint and passes anything
 // else on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if h.Push != nil && h.Push.key != nil && r.URL.Path == h.Push.JWKSPath {
-		h.Push.serveJWKS(w, r)
+	if h.jwks != nil && r.URL.Path == h.jwksPath {
+		h.serveJWKS(w, r)
 		return nil
 	}
 	switch r.URL.Path {

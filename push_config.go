@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +50,7 @@ type Push struct {
 	// Default: /.well-known/jwks.json.
 	JWKSPath string `json:"jwks_path,omitempty"`
 
-	key  *signing.Key
-	jwks []byte
+	key *signing.Key
 }
 
 // DefaultJWKSPath is where a mount that signs serves its keys.
@@ -77,8 +75,7 @@ func (p *Push) provision() error {
 	if p.key, err = signing.Load(data); err != nil {
 		return fmt.Errorf("push: %s: %v", p.SigningKey, err)
 	}
-	p.jwks, err = signing.JWKS(p.key)
-	return err
+	return nil
 }
 
 // sign sets a delivery's signature: Authorization: Bearer <JWT>, or
@@ -112,23 +109,6 @@ func (p *Push) cardExtension() (protocol.Extension, bool) {
 	params, _ := json.Marshal(map[string]string{"jwks_path": p.JWKSPath, "alg": p.key.Algorithm(), "kid": p.key.KeyID()})
 	return protocol.Extension{URI: PushSignatureExtension, Params: params,
 		Description: "Push notifications are signed: a JWT in Authorization (Bearer), or in A2A-Notification-Signature when the config's own credentials use Authorization; its keys are the JWKS at jwks_path."}, true
-}
-
-// serveJWKS answers the JWKS: public, cacheable.
-func (p *Push) serveJWKS(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "a2a: the JWKS answers GET", http.StatusMethodNotAllowed)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/jwk-set+json")
-	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Content-Length", strconv.Itoa(len(p.jwks)))
-	if r.Method == http.MethodGet {
-		_, _ = w.Write(p.jwks)
-	}
 }
 
 // The bounds of the push settings: each a limit on what one config makes

@@ -273,6 +273,12 @@ func (h *Handler) pushIssuer(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
+	return h.baseURL(u)
+}
+
+// baseURL is the mount's public base URL of its JSON-RPC URL u: u
+// without rpc_path (its origin if u does not end in it).
+func (h *Handler) baseURL(u string) string {
 	if base := strings.TrimSuffix(u, h.RPCPath); base != u {
 		return base
 	}

@@ -116,10 +116,17 @@ func (k *Key) KeyID() string { return k.public.KeyID }
 // Algorithm is the key's JWS algorithm.
 func (k *Key) Algorithm() string { return string(k.alg) }
 
-// JWKS is the JSON Web Key Set of the public halves of keys.
+// JWKS is the JSON Web Key Set of the public halves of keys (nil ones
+// skipped, one entry per kid).
 func JWKS(keys ...*Key) ([]byte, error) {
 	set := jose.JSONWebKeySet{}
+	seen := map[string]bool{}
 	for _, k := range keys {
+		// One key used for two things (push and the card) is listed once.
+		if k == nil || seen[k.public.KeyID] {
+			continue
+		}
+		seen[k.public.KeyID] = true
 		set.Keys = append(set.Keys, k.public)
 	}
 	return json.Marshal(set)
@@ -173,3 +180,8 @@ func trimSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// WithKeyID is k under the kid given: what its JWKS entry and its
+// signatures name it by, for an operator who names keys (rotation by
+// name) rather than by thumbprint.
+func (k *Key) WithKeyID(kid string) (*Key, error) { return newKey(k.private.Key, kid) }

@@ -3,6 +3,7 @@ package httpbind
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -51,6 +52,8 @@ type cardServerState struct {
 	// set is the card served and its rendered documents; nil while there
 	// is none yet (a gateway whose agent has not answered).
 	set atomic.Pointer[cardSet]
+	// sign, if set, signs each rendered document (SignWith).
+	sign func(doc []byte, urls CardURLs) ([]byte, error)
 }
 
 // cardSet is one card with the documents rendered of it, per pair of
@@ -135,6 +138,14 @@ func (c *CardServer) URLFromRequest() {
 	c.s.cacheControl = []string{"private, max-age=" + c.s.maxAge}
 }
 
+// SignWith makes every document rendered carry signatures: sign returns
+// the document for urls with them (A2A's card signatures name the URLs
+// of the card they sign, so each rendering is signed once, when it is
+// rendered and cached, never per request). Call it before serving.
+func (c *CardServer) SignWith(sign func(doc []byte, urls CardURLs) ([]byte, error)) {
+	c.s.sign = sign
+}
+
 // ServeCard writes the card whose interfaces are at urls.
 // Methods other than GET and HEAD get 405 with an Allow header.
 func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls CardURLs) {
@@ -155,7 +166,12 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls Card
 	if v, ok := protocol.ParseVersionHeader(HeaderValue(r.Header, versionKey)); ok && v == protocol.V10 {
 		variant = docV10
 	}
-	doc := set.doc(urls, variant, c.s.versions)
+	doc, err := set.doc(urls, variant, &c.s)
+	if err != nil {
+		h["Cache-Control"] = noStore
+		http.Error(w, "a2a: the agent card could not be signed", http.StatusInternalServerError)
+		return
+	}
 	h["Etag"] = doc.etagH
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
@@ -172,30 +188,38 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls Card
 }
 
 // Document is the card document for urls: the 1.0 card (v10) or the
-// hybrid one (what 0.3 clients read); false while there is no card yet.
+// hybrid one (what 0.3 clients read); an error while there is no card yet
+// or when it could not be signed.
 // The bytes are the cache's, not to be changed.
-func (c *CardServer) Document(urls CardURLs, v10 bool) ([]byte, bool) {
+func (c *CardServer) Document(urls CardURLs, v10 bool) ([]byte, error) {
 	set := c.s.set.Load()
 	if set == nil {
-		return nil, false
+		return nil, errors.New("the agent's card is not known yet")
 	}
 	variant := docHybrid
 	if v10 {
 		variant = docV10
 	}
-	return set.doc(urls, variant, c.s.versions).body, true
+	doc, err := set.doc(urls, variant, &c.s)
+	if err != nil {
+		return nil, err
+	}
+	return doc.body, nil
 }
 
 // doc returns the variant of the card for urls, cached while the cache
 // has room.
-func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *cardDoc {
+func (s *cardSet) doc(urls CardURLs, variant int, st *cardServerState) (*cardDoc, error) {
 	s.mu.RLock()
 	docs := s.cache[urls]
 	s.mu.RUnlock()
 	if docs != nil {
-		return docs[variant]
+		return docs[variant], nil
 	}
-	docs = s.render(urls, versions)
+	docs, err := s.render(urls, st)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	if prev := s.cache[urls]; prev != nil {
 		docs = prev
@@ -203,12 +227,13 @@ func (s *cardSet) doc(urls CardURLs, variant int, versions []protocol.Version) *
 		s.cache[urls] = docs
 	}
 	s.mu.Unlock()
-	return docs[variant]
+	return docs[variant], nil
 }
 
 // render lists, for each version served, its JSON-RPC interface, then its
 // HTTP+JSON and gRPC ones: the first is the one a client prefers.
-func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
+func (s *cardSet) render(urls CardURLs, st *cardServerState) (*cardDocs, error) {
+	versions := st.versions
 	card := s.card
 	card.Interfaces = make([]protocol.Interface, 0, len(versions)+2)
 	for _, v := range versions {
@@ -220,10 +245,18 @@ func (s *cardSet) render(urls CardURLs, versions []protocol.Version) *cardDocs {
 			card.Interfaces = append(card.Interfaces, protocol.Interface{URL: urls.GRPC, Binding: "GRPC", Version: v})
 		}
 	}
-	return &cardDocs{
-		docHybrid: newCardDoc(protocol.RenderCard(&card, protocol.CardHybrid)),
-		docV10:    newCardDoc(protocol.RenderCard(&card, protocol.CardV10)),
+	var docs cardDocs
+	for i, v := range [...]protocol.CardVariant{docHybrid: protocol.CardHybrid, docV10: protocol.CardV10} {
+		body := protocol.RenderCard(&card, v)
+		if st.sign != nil {
+			var err error
+			if body, err = st.sign(body, urls); err != nil {
+				return nil, err
+			}
+		}
+		docs[i] = newCardDoc(body)
 	}
+	return &docs, nil
 }
 
 func newCardDoc(body []byte) *cardDoc {
