@@ -91,6 +91,8 @@ func TestSubdirectiveListsMatchParser(t *testing.T) {
 		"cors {\n%s\n}":                        caddya2a.CORSKeysForTest,
 		"store memory {\n%s\n}":                caddya2a.StoreKeysForTest,
 		"upstream http://127.0.0.1:9 {\n%s\n}": caddya2a.UpstreamKeysForTest,
+		"extended_card {\n%s\n}":               caddya2a.ExtendedCardKeysForTest,
+		"sign_card k.pem {\n%s\n}":             caddya2a.SignCardKeysForTest,
 	} {
 		for _, k := range keys {
 			cfg := ":8080 {\n\ta2a {\n" + strings.ReplaceAll(fmt.Sprintf(block, k), "\n", "\n\t\t") + "\n\t}\n}\n"

@@ -110,8 +110,17 @@ func (h *Handler) checkSecurity() error {
 			return fmt.Errorf("security[%d]: names no scheme", i)
 		}
 		for _, name := range sortedKeys(req) {
-			if h.SecuritySchemes[name] == nil {
+			s := h.SecuritySchemes[name]
+			if s == nil {
 				return fmt.Errorf("security: %q is not declared by a security_scheme", name)
+			}
+			if len(req[name]) > 0 && s.Type != schemeOAuth2 && s.Type != schemeOpenID {
+				return fmt.Errorf("security: %s is a %s scheme; scopes are for oauth2 and openid schemes only", name, s.Type)
+			}
+			for _, scope := range req[name] {
+				if _, ok := s.Scopes[scope]; s.Type == schemeOAuth2 && !ok {
+					return fmt.Errorf("security: scope %q is not declared by security_scheme %s", scope, name)
+				}
 			}
 		}
 	}

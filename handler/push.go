@@ -63,7 +63,24 @@ type storedPush struct {
 	Credentials string           `json:"credentials,omitempty"`
 	// Iss is the issuer the config's signed deliveries name.
 	Iss string `json:"iss,omitempty"`
+	// Set and Proc: when (Unix ns) and by which process the config was
+	// set. The dispatcher works a notice out when its turn comes, so a
+	// config set just after a write could get that older change (a 1.0
+	// receiver saw SUBMITTED after the INPUT_REQUIRED it was set at);
+	// a notice queued before Set skips the config. Only this process's
+	// clock is trusted for it: a config set elsewhere may still get one
+	// older change (skew must never drop a newer one). An inline config
+	// (Set 0) gets its send's writes from the first.
+	Set  int64  `json:"set,omitempty"`
+	Proc string `json:"proc,omitempty"`
 }
+
+// process names this process in the configs it sets (storedPush.Proc).
+var process = newID()
+
+// older reports whether a notice queued at (Unix ns, this process's
+// clock) is older than config s.
+func (s *storedPush) older(at int64) bool { return s.Set != 0 && s.Proc == process && at < s.Set }
 
 func (s *storedPush) config(task, id string) protocol.PushConfig {
 	c := protocol.PushConfig{TaskID: task, ID: id, URL: s.URL, Token: s.Token, Version: s.V}
@@ -100,15 +117,20 @@ func (e *Service) SetPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 	if perr := e.checkPushURL(ctx, "url", p.URL); perr != nil {
 		return nil, perr
 	}
-	return e.putPushConfig(ctx, c, p)
+	return e.putPushConfig(ctx, c, p, time.Now().UnixNano())
 }
 
-func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
+// putPushConfig stores p, set at (Unix ns; 0 for a send's inline
+// config).
+func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig, at int64) (*protocol.PushConfig, *protocol.Error) {
 	cfg := *p
 	if cfg.ID == "" {
 		cfg.ID = newID()
 	}
 	s := storedPush{V: cfg.Version, URL: cfg.URL, Token: cfg.Token}
+	if at != 0 {
+		s.Set, s.Proc = at, process
+	}
 	if po := e.opts.Push; po.Issuer != nil && c.Request != nil {
 		s.Iss = po.Issuer(c.Request)
 	}
@@ -262,6 +284,7 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 	if po.Handoff {
 		handoff = func() []byte { return e.encodeNotice(owner, t, last, evs) }
 	}
+	at := time.Now().UnixNano()
 	po.Dispatcher.EnqueueHandoff(t.ID, func(ctx context.Context) []push.Delivery {
 		raw, err := e.opts.Store.PushConfigs(ctx, owner, t.ID)
 		if err != nil {
@@ -280,7 +303,7 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 		var out []push.Delivery
 		for _, r := range raw {
 			s, ok := decodeStoredPush(r)
-			if !ok || !e.served[s.V] {
+			if !ok || !e.served[s.V] || s.older(at) {
 				continue
 			}
 			if s.V == protocol.V03 {

@@ -68,7 +68,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	if p.Push != nil {
 		cfg := *p.Push
 		cfg.TaskID = s.task.ID
-		if _, perr := e.putPushConfig(ctx, c, &cfg); perr != nil {
+		if _, perr := e.putPushConfig(ctx, c, &cfg, 0); perr != nil {
 			// The task is written and runs, without the config (only a
 			// continued task can be full, or the store fail here).
 			e.log.Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
