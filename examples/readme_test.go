@@ -7,6 +7,11 @@ package examples_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -200,6 +205,12 @@ func validateFragment(t *testing.T, caddy, dir string, f snippet) {
 			body = required[name] + "\n" + body
 		}
 	}
+	// A key file the reference names is made here, a fresh one.
+	if strings.Contains(body, readmeKeyFile) {
+		key := filepath.Join(dir, "card-key.pem")
+		writeKey(t, key)
+		body = strings.ReplaceAll(body, readmeKeyFile, key)
+	}
 	file := filepath.Join(dir, fmt.Sprintf("ref%d.caddyfile", f.line))
 	config := "{\n\tadmin off\n}\n\nhttp://127.0.0.1:0 {\n\ta2a {\n\t\t" +
 		strings.ReplaceAll(strings.TrimRight(body, "\n"), "\n", "\n\t\t") + "\n\t}\n}\n"
@@ -276,5 +287,24 @@ func waitPort(t *testing.T, port int) {
 			t.Fatalf("nothing listens on port %d after 20s", port)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// readmeKeyFile is the signing key the README's examples name.
+const readmeKeyFile = "/etc/caddy/card-key.pem"
+
+// writeKey writes a fresh EC P-256 key, PKCS#8 PEM, to path.
+func writeKey(t *testing.T, path string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,9 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	a2apb03 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/go-jose/go-jose/v4"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/caddy-a2a/caddy-a2a/signing"
 )
@@ -275,10 +279,21 @@ func TestCardSecurityChallenge(t *testing.T) {
 	}
 
 	// Without extended_card: by version, whoever asks.
-	load(t, minimal("owner {http.request.header.X-Caller}"), map[string]any{"Agent": a.URL()})
+	loadGlobal(t, h2cGlobal, minimal("grpc on", "rest_path /a2a/rest", "owner {http.request.header.X-Caller}"), map[string]any{"Agent": a.URL()})
 	call(t, base+"/a2a", "1.0", "GetExtendedAgentCard", map[string]any{}, dave).fails(t, -32004)
 	call(t, base+"/a2a", "0.3", "agent/getAuthenticatedExtendedCard", nil, dave).fails(t, -32007)
 	call(t, base+"/a2a", "1.0", "GetExtendedAgentCard", map[string]any{}).fails(t, -32004)
+	restDo(t, "GET", restURL+"/extendedAgentCard", "", dave).fails(t, 400, "FAILED_PRECONDITION")
+	c = grpcClient(t)
+	_, err = c.GetExtendedAgentCard(grpcCtx(t, "x-caller", "dave"), &a2apb.GetExtendedAgentCardRequest{})
+	grpcFails(t, err, codes.FailedPrecondition, "UNSUPPORTED_OPERATION")
+	conn, err := grpc.NewClient(strings.TrimPrefix(base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = a2apb03.NewA2AServiceClient(conn).GetAgentCard(metadata.NewOutgoingContext(grpcCtx(t), metadata.Pairs("a2a-version", "0.3", "x-caller", "dave")), &a2apb03.GetAgentCardRequest{})
+	grpcFails(t, err, codes.FailedPrecondition, "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
 }
 
 // TestCardSecurityConfigErrors: what the card cannot say is refused when
