@@ -263,3 +263,30 @@ func TestCardRESTInterface(t *testing.T) {
 		t.Fatal("the card without an HTTP+JSON URL lists one")
 	}
 }
+
+// A signed card is signed when it is rendered, not per request: its cache
+// hit allocates nothing either, and the sign function ran once per
+// variant (hybrid and 1.0) for the one URL set.
+func TestSignedCardHitAllocs(t *testing.T) {
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	signed := 0
+	cs.SignWith(func(doc []byte, _ CardURLs) ([]byte, error) {
+		signed++
+		out := append([]byte{}, doc[:len(doc)-1]...)
+		return append(out, `,"signatures":[{"protected":"e30","signature":"c2ln"}]}`...), nil
+	})
+	r := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
+	r.Header.Set("A2A-Version", "1.0")
+	w := &nopWriter{h: http.Header{}}
+	cs.ServeCard(w, r, CardURLs{RPC: "https://a/"})
+	if n := testing.AllocsPerRun(100, func() { cs.ServeCard(w, r, CardURLs{RPC: "https://a/"}) }); n != 0 {
+		t.Fatalf("%v allocs per cached signed card answer", n)
+	}
+	if signed != 2 {
+		t.Fatalf("signed %d renderings, want 2 (hybrid and 1.0, once each)", signed)
+	}
+	rec := serveCard(cs, http.MethodGet, "https://a/", map[string]string{"A2A-Version": "1.0"})
+	if !strings.HasSuffix(strings.TrimSpace(rec.Body.String()), `"signatures":[{"protected":"e30","signature":"c2ln"}]}`) {
+		t.Fatalf("signed card body %s", rec.Body)
+	}
+}
