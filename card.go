@@ -70,25 +70,8 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 	card.PushNotifications = h.Push != nil
 	card.ExtendedCard = h.ExtendedCard != nil
 	card.Streaming = *h.Streaming
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	set(&card.Name, h.Name)
-	set(&card.Description, h.Description)
-	set(&card.Version, h.Version)
-	set(&card.DocumentationURL, h.DocumentationURL)
-	set(&card.IconURL, h.IconURL)
-	if h.Provider != nil {
-		card.Provider = &protocol.Provider{Organization: h.Provider.Organization, URL: h.Provider.URL}
-	}
-	if len(h.InputModes) > 0 {
-		card.DefaultInputModes = slices.Clone(h.InputModes)
-	}
-	if len(h.OutputModes) > 0 {
-		card.DefaultOutputModes = slices.Clone(h.OutputModes)
-	}
+	cardFields{h.Name, h.Description, h.Version, h.DocumentationURL, h.IconURL, h.Provider,
+		h.InputModes, h.OutputModes}.overlay(&card)
 	if len(h.Skills) > 0 {
 		card.Skills = h.cardSkills()
 	}
@@ -102,6 +85,37 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 		return nil, err
 	}
 	return &card, nil
+}
+
+// cardFields are the card fields a config may set, in the a2a block and
+// in extended_card alike.
+type cardFields struct {
+	name, description, version, documentationURL, iconURL string
+	provider                                              *Provider
+	inputModes, outputModes                               []string
+}
+
+// overlay puts each field f sets in place of card's.
+func (f cardFields) overlay(card *protocol.AgentCard) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&card.Name, f.name)
+	set(&card.Description, f.description)
+	set(&card.Version, f.version)
+	set(&card.DocumentationURL, f.documentationURL)
+	set(&card.IconURL, f.iconURL)
+	if f.provider != nil {
+		card.Provider = &protocol.Provider{Organization: f.provider.Organization, URL: f.provider.URL}
+	}
+	if len(f.inputModes) > 0 {
+		card.DefaultInputModes = slices.Clone(f.inputModes)
+	}
+	if len(f.outputModes) > 0 {
+		card.DefaultOutputModes = slices.Clone(f.outputModes)
+	}
 }
 
 // cardSkills are the configured skills as the card's.

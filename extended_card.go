@@ -57,25 +57,8 @@ func (h *Handler) unmarshalExtendedCard(d *caddyfile.Dispenser) error {
 func (h *Handler) extendedCard(public *protocol.AgentCard) (*protocol.AgentCard, error) {
 	x := h.ExtendedCard
 	card := *public
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	set(&card.Name, x.Name)
-	set(&card.Description, x.Description)
-	set(&card.Version, x.Version)
-	set(&card.DocumentationURL, x.DocumentationURL)
-	set(&card.IconURL, x.IconURL)
-	if x.Provider != nil {
-		card.Provider = &protocol.Provider{Organization: x.Provider.Organization, URL: x.Provider.URL}
-	}
-	if len(x.InputModes) > 0 {
-		card.DefaultInputModes = slices.Clone(x.InputModes)
-	}
-	if len(x.OutputModes) > 0 {
-		card.DefaultOutputModes = slices.Clone(x.OutputModes)
-	}
+	cardFields{x.Name, x.Description, x.Version, x.DocumentationURL, x.IconURL, x.Provider,
+		x.InputModes, x.OutputModes}.overlay(&card)
 	card.Skills = slices.Clone(public.Skills)
 	for _, s := range skillsOf(x.Skills) {
 		if i := slices.IndexFunc(card.Skills, func(p protocol.Skill) bool { return p.ID == s.ID }); i >= 0 {

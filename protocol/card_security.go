@@ -179,6 +179,13 @@ func appendScheme03(dst []byte, s *SecurityScheme) []byte {
 	default:
 		dst = append(dst, `"type":"mutualTLS"`...)
 	}
+	return appendSchemeMembers(dst, s, false)
+}
+
+// appendSchemeMembers writes the scheme's members, each after a comma:
+// the same in both versions but for the API key's place (0.3's OpenAPI
+// "in", 1.0's "location") and the flows' shape (appendFlow).
+func appendSchemeMembers(dst []byte, s *SecurityScheme, v10 bool) []byte {
 	dst = appendOptString(dst, `,"description":`, s.Description)
 	switch s.Kind {
 	case SchemeHTTP:
@@ -186,14 +193,18 @@ func appendScheme03(dst []byte, s *SecurityScheme) []byte {
 		dst = jsonwire.AppendString(dst, s.HTTPScheme)
 		dst = appendOptString(dst, `,"bearerFormat":`, s.BearerFormat)
 	case SchemeAPIKey:
-		dst = append(dst, `,"in":`...)
+		if v10 {
+			dst = append(dst, `,"location":`...)
+		} else {
+			dst = append(dst, `,"in":`...)
+		}
 		dst = jsonwire.AppendString(dst, s.Location)
 		dst = append(dst, `,"name":`...)
 		dst = jsonwire.AppendString(dst, s.ParamName)
 	case SchemeOAuth2:
 		dst = append(dst, `,"flows":{`...)
 		if s.Flow != nil {
-			dst = appendFlow(dst, s.Flow, false)
+			dst = appendFlow(dst, s.Flow, v10)
 		}
 		dst = append(dst, '}')
 		dst = appendOptString(dst, `,"oauth2MetadataUrl":`, s.OAuth2MetadataURL)
@@ -222,28 +233,7 @@ func appendScheme10(dst []byte, s *SecurityScheme) []byte {
 	// Every member but the first starts with a comma; the description,
 	// optional, may be that first one.
 	n := len(dst)
-	dst = appendOptString(dst, `,"description":`, s.Description)
-	switch s.Kind {
-	case SchemeHTTP:
-		dst = append(dst, `,"scheme":`...)
-		dst = jsonwire.AppendString(dst, s.HTTPScheme)
-		dst = appendOptString(dst, `,"bearerFormat":`, s.BearerFormat)
-	case SchemeAPIKey:
-		dst = append(dst, `,"location":`...)
-		dst = jsonwire.AppendString(dst, s.Location)
-		dst = append(dst, `,"name":`...)
-		dst = jsonwire.AppendString(dst, s.ParamName)
-	case SchemeOAuth2:
-		dst = append(dst, `,"flows":{`...)
-		if s.Flow != nil {
-			dst = appendFlow(dst, s.Flow, true)
-		}
-		dst = append(dst, '}')
-		dst = appendOptString(dst, `,"oauth2MetadataUrl":`, s.OAuth2MetadataURL)
-	case SchemeOpenIDConnect:
-		dst = append(dst, `,"openIdConnectUrl":`...)
-		dst = jsonwire.AppendString(dst, s.OpenIDConnectURL)
-	}
+	dst = appendSchemeMembers(dst, s, true)
 	if len(dst) > n {
 		dst = append(dst[:n], dst[n+1:]...) // the first member's comma
 	}
