@@ -1,0 +1,101 @@
+package caddya2a
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+func init() { caddy.RegisterModule(benchEcho{}) }
+
+// benchEcho is the upstream kind a2a.upstreams.bench_echo, for the
+// benchmarks of this package only: an agent that answers one text event
+// at once, so a benchmark measures the handler's envelope and bindings,
+// not an agent or a network.
+type benchEcho struct{}
+
+func (benchEcho) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "a2a.upstreams.bench_echo", New: func() caddy.Module { return benchEcho{} }}
+}
+func (benchEcho) Target() string                                { return "bench-echo" }
+func (benchEcho) NewAgent(AgentOptions) (upstream.Agent, error) { return benchEcho{}, nil }
+func (benchEcho) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
+	return &benchEchoStream{}, nil
+}
+
+type benchEchoStream struct{ sent bool }
+
+func (s *benchEchoStream) Next() (upstream.Event, error) {
+	if s.sent {
+		return upstream.Event{}, io.EOF
+	}
+	s.sent = true
+	return upstream.Event{Kind: upstream.EventText, Text: "hello"}, nil
+}
+
+func (s *benchEchoStream) Close() error { return nil }
+
+// discard is a ResponseWriter that keeps the status and nothing else.
+type discard struct {
+	h    http.Header
+	code int
+}
+
+func (w *discard) Header() http.Header         { return w.h }
+func (w *discard) WriteHeader(c int)           { w.code = c }
+func (w *discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkServeSend is a blocking send through the whole handler
+// (ServeHTTP: routing, the browser gate, the body, the binding, the
+// service, the store) over JSON-RPC 1.0 and over HTTP+JSON, on one mount:
+// what bench/run.sh's load step compares, without the network.
+func BenchmarkServeSend(b *testing.B) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	h := validHandler()
+	h.UpstreamRaw = json.RawMessage(`{"kind":"bench_echo"}`)
+	h.StoreRaw = json.RawMessage(`{"max_tasks":1048576,"share":"bench-serve-send"}`)
+	h.Owner = "alice"
+	h.RESTPath = "/a2a/rest"
+	if err := h.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Cleanup()
+	if err := h.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	msg := `{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}`
+	for _, tc := range []struct{ name, path, body string }{
+		{"jsonrpc-1.0", "/a2a", `{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":` + msg + `}}`},
+		{"rest-1.0", "/a2a/rest/message:send", `{"message":` + msg + `}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			body := strings.NewReader(tc.body)
+			r := httptest.NewRequest(http.MethodPost, "http://agent.example"+tc.path, body)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("A2A-Version", "1.0")
+			w := &discard{h: http.Header{}}
+			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				body.Reset(tc.body)
+				r.Body = io.NopCloser(body)
+				r.ContentLength = int64(len(tc.body))
+				clear(w.h)
+				w.code = 0
+				if err := h.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { b.Fatal("passed on"); return nil })); err != nil || w.code != http.StatusOK {
+					b.Fatalf("%s: %v %d", tc.name, err, w.code)
+				}
+			}
+		})
+	}
+}
