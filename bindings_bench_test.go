@@ -1,4 +1,4 @@
-package caddya2a
+package caddya2a_test
 
 import (
 	"context"
@@ -12,37 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/caddy-a2a/caddy-a2a/upstream"
+	caddya2a "github.com/caddy-a2a/caddy-a2a"
 )
-
-func init() { caddy.RegisterModule(benchEcho{}) }
-
-// benchEcho is the upstream kind a2a.upstreams.bench_echo, for the
-// benchmarks of this package only: an agent that answers one text event
-// at once, so a benchmark measures the handler's envelope and bindings,
-// not an agent or a network.
-type benchEcho struct{}
-
-func (benchEcho) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "a2a.upstreams.bench_echo", New: func() caddy.Module { return benchEcho{} }}
-}
-func (benchEcho) Target() string                                { return "bench-echo" }
-func (benchEcho) NewAgent(AgentOptions) (upstream.Agent, error) { return benchEcho{}, nil }
-func (benchEcho) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
-	return &benchEchoStream{}, nil
-}
-
-type benchEchoStream struct{ sent bool }
-
-func (s *benchEchoStream) Next() (upstream.Event, error) {
-	if s.sent {
-		return upstream.Event{}, io.EOF
-	}
-	s.sent = true
-	return upstream.Event{Kind: upstream.EventText, Text: "hello"}, nil
-}
-
-func (s *benchEchoStream) Close() error { return nil }
 
 // discard is a ResponseWriter that keeps the status and nothing else.
 type discard struct {
@@ -57,15 +28,20 @@ func (w *discard) Write(b []byte) (int, error) { return len(b), nil }
 // BenchmarkServeSend is a blocking send through the whole handler
 // (ServeHTTP: routing, the browser gate, the body, the binding, the
 // service, the store) over JSON-RPC 1.0 and over HTTP+JSON, on one mount:
-// what bench/run.sh's load step compares, without the network.
+// what bench/run.sh's load step compares, without the network. The agent
+// is a2a.upstreams.test (thirdparty_test.go), which answers one text event
+// at once: only the module is measured.
 func BenchmarkServeSend(b *testing.B) {
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	defer cancel()
-	h := validHandler()
-	h.UpstreamRaw = json.RawMessage(`{"kind":"bench_echo"}`)
-	h.StoreRaw = json.RawMessage(`{"max_tasks":1048576,"share":"bench-serve-send"}`)
-	h.Owner = "alice"
-	h.RESTPath = "/a2a/rest"
+	h := &caddya2a.Handler{
+		UpstreamRaw: json.RawMessage(`{"kind":"test","url":"bench","greeting":"hello"}`),
+		StoreRaw:    json.RawMessage(`{"max_tasks":1048576,"share":"bench-serve-send"}`),
+		Name:        "N", Description: "D",
+		Skills:   []caddya2a.Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
+		Owner:    "alice",
+		RESTPath: "/a2a/rest",
+	}
 	if err := h.Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
