@@ -10,7 +10,18 @@ require github.com/a2aproject/a2a-go/v2 v2.4.0
 
 require github.com/a2aproject/a2a-go v0.3.15
 
-require github.com/gowebpki/jcs v1.0.1
+require (
+	github.com/gowebpki/jcs v1.0.1
+	github.com/openai/openai-go/v3 v3.102.0
+)
+
+require (
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
+)
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect

@@ -397,6 +397,9 @@ func (ru *run) execute(base context.Context) {
 		}
 	}
 
+	if cr, ok := ru.agent.(upstream.ContextReader); ok {
+		ru.req.Context = contextHistory(ctx, ru.st, ru.owner, ru.task, cr.ContextMessages())
+	}
 	stream, err := ru.agent.Run(ctx, &ru.req)
 	if err != nil {
 		ru.refuse(err)

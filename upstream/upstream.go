@@ -39,6 +39,21 @@ type RunRequest struct {
 	// upstream's header_up values that use request placeholders, resolved
 	// with the caller's request that started the run.
 	Headers http.Header
+	// Context is the conversation of the context's earlier tasks, oldest
+	// first: each task's history and then its artifacts as one agent
+	// message. Filled only for a ContextReader, at most its number of
+	// messages (the newest ones), and only the caller's own tasks.
+	Context []protocol.Message
+}
+
+// ContextReader is an Agent that answers each task from the whole
+// conversation of its context (a chat model, whose tasks each end with
+// the answer): the handler fills RunRequest.Context for it.
+type ContextReader interface {
+	Agent
+	// ContextMessages is how many of the context's earlier messages a run
+	// is given at most (> 0).
+	ContextMessages() int
 }
 
 // EventKind tells what an agent event means.

@@ -1,0 +1,110 @@
+package openaiagent
+
+import (
+	"encoding/base64"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// messages is the chat for req: the system prompt, the context's earlier
+// tasks, this task's earlier turns, then the new message.
+func (a *Agent) messages(req *upstream.RunRequest) ([]openai.ChatCompletionMessageParamUnion, error) {
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, 2+len(req.Context)+len(req.History))
+	if a.cfg.System != "" {
+		out = append(out, openai.SystemMessage(a.cfg.System))
+	}
+	for _, list := range [][]protocol.Message{req.Context, req.History} {
+		for i := range list {
+			m, err := chatMessage(&list[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+		}
+	}
+	m, err := chatMessage(&req.Message)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, m), nil
+}
+
+// chatMessage is one A2A message as a chat message: an agent's as the
+// assistant's text, a user's as text or, when it holds an image, as
+// content parts. Text parts are text, data parts their JSON, image files
+// an image part (inline bytes as a data URL, or the file's URL); other
+// files are refused with -32005, which the caller gets as the answer.
+func chatMessage(m *protocol.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	if m.Role == protocol.RoleAgent {
+		var b strings.Builder
+		for i := range m.Parts {
+			if t, ok := partText(&m.Parts[i]); ok {
+				if b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				b.WriteString(t)
+			}
+		}
+		return openai.AssistantMessage(b.String()), nil
+	}
+	var parts []openai.ChatCompletionContentPartUnionParam
+	images := false
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if t, ok := partText(p); ok {
+			parts = append(parts, openai.TextContentPart(t))
+			continue
+		}
+		url, err := imageURL(p)
+		if err != nil {
+			return openai.ChatCompletionMessageParamUnion{}, err
+		}
+		parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+		images = true
+	}
+	if !images {
+		// Plain text content: what every OpenAI-compatible server reads
+		// (some take content parts for images only).
+		var b strings.Builder
+		for i, p := range parts {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.OfText.Text)
+		}
+		return openai.UserMessage(b.String()), nil
+	}
+	return openai.UserMessage(parts), nil
+}
+
+// partText is a text or data part as text.
+func partText(p *protocol.Part) (string, bool) {
+	switch p.Kind {
+	case protocol.PartText:
+		return p.Text, true
+	case protocol.PartData:
+		return string(p.Data), true
+	}
+	return "", false
+}
+
+// imageURL is an image file part as the chat API's image URL.
+func imageURL(p *protocol.Part) (string, error) {
+	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(p.MediaType, ";", 2)[0]))
+	if !strings.HasPrefix(mt, "image/") {
+		what := "a file part without a media type"
+		if mt != "" {
+			what = "a file part of media type " + mt
+		}
+		return "", &upstream.Refusal{Code: protocol.CodeContentTypeNotSupported,
+			Detail: "the chat completions API takes text and images, not " + what}
+	}
+	if p.URL != "" {
+		return p.URL, nil
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Raw), nil
+}
