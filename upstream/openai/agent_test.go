@@ -203,8 +203,8 @@ func TestRunImagesAndRefusals(t *testing.T) {
 func TestRunEnds(t *testing.T) {
 	for _, tc := range []struct {
 		name, finish, why, err string
-		deltas             []string
-		maxLine            int
+		deltas                 []string
+		maxLine                int
 	}{
 		{name: "length", finish: "length", why: "length limit", deltas: []string{"a", "b"}},
 		{name: "content_filter", finish: "content_filter", why: "content filter", deltas: []string{"a"}},
