@@ -411,6 +411,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("upstream: module %T is not an a2a upstream (caddya2a.UpstreamModule)", mod)
 	}
 	h.upstream = up
+	if d, ok := up.(inputModesDefault); ok && len(h.InputModes) == 0 {
+		// The kind's default: the media types its agent can take, which
+		// the card says and a send is held to (-32005 for others).
+		h.InputModes = slices.Clone(d.defaultInputModes())
+	}
 
 	env := StoreEnv{
 		Scope:            h.upstream.Target() + "|" + h.RPCPath,
