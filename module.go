@@ -411,7 +411,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("upstream: module %T is not an a2a upstream (caddya2a.UpstreamModule)", mod)
 	}
 	h.upstream = up
-	if d, ok := up.(inputModesDefault); ok && len(h.InputModes) == 0 {
+	if d, ok := up.(mediaTypes); ok && len(h.InputModes) == 0 {
 		// The kind's default: the media types its agent can take, which
 		// the card says and a send is held to (-32005 for others).
 		h.InputModes = slices.Clone(d.defaultInputModes())
@@ -468,6 +468,11 @@ func (h *Handler) Validate() error {
 	}
 	if h.upstream == nil || h.store == nil {
 		return errors.New("a2a: handler not provisioned")
+	}
+	if m, ok := h.upstream.(mediaTypes); ok {
+		if err := m.checkInputModes(h.InputModes); err != nil {
+			return fmt.Errorf("input_modes: %w", err)
+		}
 	}
 	if err := h.build(); err != nil {
 		return err

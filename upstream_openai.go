@@ -131,8 +131,20 @@ func (u *OpenAIUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 	})
 }
 
-// defaultInputModes implements inputModesDefault.
+// defaultInputModes implements mediaTypes.
 func (u *OpenAIUpstream) defaultInputModes() []string { return openAIInputModes }
+
+// checkInputModes implements mediaTypes: the chat API carries text (a
+// text/* file's bytes go as text), JSON and images, nothing else.
+func (u *OpenAIUpstream) checkInputModes(modes []string) error {
+	for _, m := range modes {
+		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(m, ";", 2)[0]))
+		if !strings.HasPrefix(mt, "text/") && !strings.HasPrefix(mt, "image/") && mt != "application/json" {
+			return fmt.Errorf("%s: the openai upstream sends the model text, JSON and images only (text/*, application/json, image/*)", m)
+		}
+	}
+	return nil
+}
 
 // openAIUpstreamKeys are the subdirectives of `upstream openai`.
 var openAIUpstreamKeys = append(slices.Clone(upstreamKeys), "model", "api_key", "system", "system_file", "temperature", "max_tokens", "history")
@@ -182,16 +194,18 @@ func (u *OpenAIUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}, u.checkOwn)
 }
 
-// inputModesDefault is an upstream module whose agent takes only some
-// media types: the mount's input modes when input_modes is not set.
-type inputModesDefault interface {
+// mediaTypes is an upstream module whose agent takes only some media
+// types: its default is the mount's input modes when input_modes is not
+// set, and input_modes may list no other.
+type mediaTypes interface {
 	defaultInputModes() []string
+	checkInputModes(modes []string) error
 }
 
 // Interface guards.
 var (
 	_ UpstreamModule        = (*OpenAIUpstream)(nil)
-	_ inputModesDefault     = (*OpenAIUpstream)(nil)
+	_ mediaTypes            = (*OpenAIUpstream)(nil)
 	_ caddy.Provisioner     = (*OpenAIUpstream)(nil)
 	_ caddy.Validator       = (*OpenAIUpstream)(nil)
 	_ caddyfile.Unmarshaler = (*OpenAIUpstream)(nil)

@@ -218,7 +218,7 @@ func validateFragment(t *testing.T, caddy, dir string, f snippet) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(caddy, "validate", "--config", file, "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), "AGENT_TOKEN=t")
+	cmd.Env = append(os.Environ(), "AGENT_TOKEN=t", "OPENAI_API_KEY=sk-readme")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("README.md:%d: the example does not load in an a2a block: %v\n%s\n--- caddy validate:\n%s", f.line, err, config, out)
 	}

@@ -285,3 +285,24 @@ func TestRunCancel(t *testing.T) {
 	st.Close()
 	<-gone
 }
+
+// TestRunTextFile: an inline text/* file (which input_modes let through)
+// goes to the model as its text.
+func TestRunTextFile(t *testing.T) {
+	cs, srv := newChatServer(t, streamDeltas("stop", "ok"))
+	a := newAgent(t, srv.URL, func(c *Config) { c.System = "" })
+	st, err := a.Run(context.Background(), &upstream.RunRequest{Message: protocol.Message{Role: protocol.RoleUser, Parts: []protocol.Part{
+		{Kind: protocol.PartText, Text: "Summarise:"},
+		{Kind: protocol.PartFile, MediaType: "text/markdown; charset=utf-8", Raw: []byte("# Notes\nall good")},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := drain(t, st); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(cs.bodies[0]["messages"])
+	if want := `[{"content":"Summarise:\n# Notes\nall good","role":"user"}]`; string(got) != want {
+		t.Errorf("messages\n got %s\nwant %s", got, want)
+	}
+}

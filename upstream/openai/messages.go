@@ -35,9 +35,10 @@ func (a *Agent) messages(req *upstream.RunRequest) ([]openai.ChatCompletionMessa
 
 // chatMessage is one A2A message as a chat message: an agent's as the
 // assistant's text, a user's as text or, when it holds an image, as
-// content parts. Text parts are text, data parts their JSON, image files
-// an image part (inline bytes as a data URL, or the file's URL); other
-// files are refused with -32005, which the caller gets as the answer.
+// content parts. Text parts are text, data parts their JSON, inline
+// text/* files their text, image files an image part (inline bytes as a
+// data URL, or the file's URL); other files are refused with -32005,
+// which the caller gets as the answer.
 func chatMessage(m *protocol.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	if m.Role == protocol.RoleAgent {
 		var b strings.Builder
@@ -56,6 +57,10 @@ func chatMessage(m *protocol.Message) (openai.ChatCompletionMessageParamUnion, e
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		if t, ok := partText(p); ok {
+			parts = append(parts, openai.TextContentPart(t))
+			continue
+		}
+		if t, ok := fileText(p); ok {
 			parts = append(parts, openai.TextContentPart(t))
 			continue
 		}
@@ -92,9 +97,23 @@ func partText(p *protocol.Part) (string, bool) {
 	return "", false
 }
 
+// fileText is an inline text/* file's bytes as text (the mount's
+// input_modes let it through: the module never fetches a file's URL).
+func fileText(p *protocol.Part) (string, bool) {
+	if p.Kind != protocol.PartFile || p.Raw == nil || !strings.HasPrefix(baseType(p.MediaType), "text/") {
+		return "", false
+	}
+	return string(p.Raw), true
+}
+
+// baseType is a media type without its parameters, lower-cased.
+func baseType(mt string) string {
+	return strings.ToLower(strings.TrimSpace(strings.SplitN(mt, ";", 2)[0]))
+}
+
 // imageURL is an image file part as the chat API's image URL.
 func imageURL(p *protocol.Part) (string, error) {
-	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(p.MediaType, ";", 2)[0]))
+	mt := baseType(p.MediaType)
 	if !strings.HasPrefix(mt, "image/") {
 		what := "a file part without a media type"
 		if mt != "" {
