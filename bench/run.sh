@@ -6,7 +6,7 @@
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load grpc
-#                                  push stream gateway redis idle rss profile (profile
+#                                  push stream openai gateway redis idle rss profile (profile
 #                                  needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
@@ -96,12 +96,13 @@ p_grpcrp=$((port + 40))   # Caddy reverse_proxy h2c → grpcup (the gRPC ceiling
 p_grpca2a=$((port + 41))  # Caddy + a2a, grpc on (h2c), over the upstream agent
 p_push=$((port + 42))     # Caddy + a2a with push (receiver in the generator), over the upstream agent
 p_pushadm=$((port + 43))  # its admin endpoint (the goroutine count)
+p_oai=$((port + 44))      # Caddy + a2a, upstream openai → the upstream's paced chat completions stream
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 44; p++)); do
+for ((p = port; p < port + 45; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		echo "port $p (of $port-$((port + 43))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
@@ -467,6 +468,43 @@ $h2c_globals"
 caddyfile push "$p_push" /echo "push {
 			allow 127.0.0.1
 		}" "admin 127.0.0.1:$p_pushadm"
+
+# The openai step: 200 tokens, 2 ms apart, from an OpenAI-compatible chat
+# completions stream (the upstream's /openai route), read by the client
+# directly and through the module's openai upstream: what the module adds
+# to each token.
+if step openai; then
+	log "openai: token relay latency, the model server read directly and through upstream openai"
+	cat >"$work/openai.caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	persist_config off
+}
+
+http://:$p_oai {
+	bind 127.0.0.1
+	a2a {
+		upstream openai http://127.0.0.1:$p_up/openai/200/2ms/v1 {
+			model bench
+		}
+		name "Bench"
+		description "caddy-a2a benchmark target"
+		version 1.0.0
+		skill chat {
+			name Chat
+			description Chat
+			tags chat
+		}
+	}
+}
+EOF
+	start openai "$bin/caddy" run --adapter caddyfile --config "$work/openai.caddyfile"
+	wait_port "$p_oai" openai
+	measure relay -chat -direct "http://127.0.0.1:$p_up/openai/200/2ms/v1/chat/completions" -a2a "http://127.0.0.1:$p_oai/a2a" \
+		-chunks 200 -d "$relay_d"
+	stop "$pid_openai"
+fi
 
 if step grpc; then
 	log "grpc: SendMessage over gRPC (h2c) beside reverse_proxy of gRPC"

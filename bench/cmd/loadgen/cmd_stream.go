@@ -60,6 +60,56 @@ func readDirect(rawURL string, onChunk chunkFunc) (int, error) {
 	}
 }
 
+// readDirectChat reads a chat completions stream (SSE, POST rawURL) whose
+// deltas are timestamps, as readDirect reads NDJSON: the model server the
+// openai upstream calls, read by the client itself.
+func readDirectChat(rawURL string, onChunk chunkFunc) (int, error) {
+	req, addr, err := postRequest(rawURL, `{"model":"bench","stream":true,"messages":[{"role":"user","content":"go"}]}`)
+	if err != nil {
+		return 0, err
+	}
+	c, err := dial(addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if err := c.send(req); err != nil {
+		return 0, err
+	}
+	resp, err := c.readHead()
+	if err != nil {
+		return 0, err
+	}
+	if resp.Status != 200 {
+		return 0, fmt.Errorf("model server HTTP %d", resp.Status)
+	}
+	br := newSSEReader(c, &resp).br
+	n := 0
+	var last int64
+	for {
+		line, err := br.ReadSlice('\n')
+		now := time.Now()
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		_, v, ok := bytes.Cut(line, []byte(`"content":"`))
+		if !ok {
+			continue // the blank line between events, the finish chunk, [DONE]
+		}
+		v, _, _ = bytes.Cut(v, []byte(`"`))
+		ts, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil || ts <= last {
+			return n, fmt.Errorf("chunk %d: bad or out-of-order timestamp %q", n, v)
+		}
+		last = ts
+		n++
+		onChunk(ts, now)
+	}
+}
+
 // chunkStamp reads the timestamp of {"text":"<ns>"}.
 func chunkStamp(line []byte) (int64, error) {
 	_, v, ok := bytes.Cut(line, []byte(`"text":"`))
@@ -183,14 +233,19 @@ func cmdRelay(args []string) error {
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent streams")
 	dur := fs.Duration("d", 10*time.Second, "duration (all paths at once)")
+	chat := fs.Bool("chat", false, "the upstream is a chat completions stream (POST, SSE), the openai upstream's model server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *direct == "" || *a2a == "" {
 		return errors.New("-direct and -a2a are required")
 	}
+	readUp := readDirect
+	if *chat {
+		readUp = readDirectChat
+	}
 	paths := []*relayPath{
-		{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }},
+		{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readUp(*direct, f) }},
 		{name: "through caddy-a2a (SSE)", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*a2a, seq, f) }},
 	}
 	if *proxy != "" {

@@ -132,3 +132,13 @@ func getRequest(rawURL string) ([]byte, string, error) {
 	}
 	return fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.RequestURI(), u.Host), u.Host, nil
 }
+
+// postRequest builds a JSON POST of body for rawURL.
+func postRequest(rawURL, body string) ([]byte, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, "", err
+	}
+	b := fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n", u.RequestURI(), u.Host, len(body))
+	return append(b, body...), u.Host, nil
+}

@@ -15,6 +15,11 @@
 //	         pause (a Go duration) between them; 0s writes them as fast as
 //	         the connection takes them. The timestamp is taken just before
 //	         the chunk is written, so a reader can measure relay latency.
+//	/openai/<n>/<pause>/v1/chat/completions
+//	         an OpenAI-compatible chat completions stream (SSE): n chunks
+//	         whose delta content is the unix ns they were written at, paced
+//	         as /ndjson, then the finish_reason chunk and [DONE]: the model
+//	         server of the openai upstream's relay test.
 //	/hold/<max>
 //	         a text/event-stream that is one SSE comment, ": hold", flushed,
 //	         then held open until the client goes or max (a Go duration)
@@ -42,6 +47,7 @@ func main() {
 	mux.HandleFunc("/auth", auth)
 	mux.HandleFunc("/ndjson/{n}/{every}", ndjson)
 	mux.HandleFunc("/hold/{max}", hold)
+	mux.HandleFunc("/openai/{n}/{every}/v1/chat/completions", chatStream)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -126,4 +132,32 @@ func ndjson(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_ = bw.Flush()
+}
+
+// chatStream is /openai/<n>/<pause>/v1/chat/completions: timestamps as a
+// chat completions stream.
+func chatStream(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	n, err := strconv.Atoi(r.PathValue("n"))
+	every, err2 := time.ParseDuration(r.PathValue("every"))
+	if err != nil || err2 != nil || n <= 0 || every < 0 {
+		http.Error(w, "want /openai/<chunks>/<pause>/v1/chat/completions", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	line := make([]byte, 0, 256)
+	for i := 0; i < n; i++ {
+		if i > 0 && every > 0 {
+			time.Sleep(every)
+		}
+		line = append(line[:0], `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"bench","choices":[{"index":0,"delta":{"content":"`...)
+		line = strconv.AppendInt(line, time.Now().UnixNano(), 10)
+		line = append(line, "\"},\"finish_reason\":null}]}\n\n"...)
+		if _, err := w.Write(line); err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+	_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"bench","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
 }
