@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -237,5 +238,46 @@ func TestOpenAIContentAndFailures(t *testing.T) {
 	case <-m.gone:
 	case <-timeout():
 		t.Fatal("the model request was not aborted by the cancel")
+	}
+}
+
+// TestOpenAIRealServer runs against a real OpenAI-compatible server when
+// one is named (opt-in; nothing is downloaded): A2A_OPENAI_TEST_URL (the
+// API base, e.g. http://127.0.0.1:11434/v1 for Ollama) and
+// A2A_OPENAI_TEST_MODEL, with A2A_OPENAI_TEST_KEY if it wants one.
+func TestOpenAIRealServer(t *testing.T) {
+	url, model := os.Getenv("A2A_OPENAI_TEST_URL"), os.Getenv("A2A_OPENAI_TEST_MODEL")
+	if url == "" || model == "" {
+		t.Skip("set A2A_OPENAI_TEST_URL and A2A_OPENAI_TEST_MODEL to run against a real model server")
+	}
+	key := ""
+	if k := os.Getenv("A2A_OPENAI_TEST_KEY"); k != "" {
+		key = "api_key {env.A2A_OPENAI_TEST_KEY}"
+	}
+	load(t, `http://:9080 {
+	a2a {
+		upstream openai {{.URL}} {
+			model {{.Model}}
+			{{.Key}}
+			max_tokens 32
+			timeout 2m
+		}`+skillBlock+`
+	}
+}
+`, map[string]any{"URL": url, "Model": model, "Key": key})
+	task := send10(t, base+"/a2a", msg10("Reply with the single word: ok", "", ""))
+	if task.Status.State != "TASK_STATE_COMPLETED" || strings.TrimSpace(task.text()) == "" {
+		t.Fatalf("task %s %q %q", task.Status.State, task.text(), task.statusText())
+	}
+	s := openStream(t, base+"/a2a", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("Count from 1 to 5.", "", "")})
+	seen, _ := readUntil(t, s, "status:TASK_STATE_COMPLETED")
+	chunks := 0
+	for _, d := range seen {
+		if strings.HasPrefix(d, "artifact:") && d != "artifact:" {
+			chunks++
+		}
+	}
+	if chunks == 0 {
+		t.Errorf("no artifact chunk streamed: %q", seen)
 	}
 }
