@@ -12,11 +12,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	a2a03 "github.com/a2aproject/a2a-go/a2a"
 	a2aclient03 "github.com/a2aproject/a2a-go/a2aclient"
@@ -404,17 +402,6 @@ func mustBcrypt(t *testing.T, password string) []byte {
 func TestJSCardSecurity(t *testing.T) {
 	node, dir := nodeSuite(t)
 	loadCardSecurity(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/card_security.test.js")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_BASIC_URL="+basicURL, "A2A_BEARER_URL="+bearerURL,
-		"A2A_BASIC_AUTH="+basicAuth("alice"), "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		t.Log("node: " + l)
-	}
-	if err != nil {
-		t.Fatalf("node --test failed: %v (its output is above)", err)
-	}
+	runNode(t, node, dir, "test/card_security.test.js", "A2A_BASIC_URL="+basicURL, "A2A_BEARER_URL="+bearerURL,
+		"A2A_BASIC_AUTH="+basicAuth("alice"))
 }

@@ -54,17 +54,24 @@ func TestJSClient(t *testing.T) {
 // against the push mount.
 func TestJSPush(t *testing.T) {
 	node, dir := nodeSuite(t)
+	runNode(t, node, dir, "test/push.test.js", "A2A_PUSH_URL="+pushURL)
+}
+
+// runNode runs one node --test file of js/ with env added, its output in
+// the test log; a failing run fails the test.
+func runNode(t *testing.T, node, dir, file string, env ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/push.test.js")
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", file)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_PUSH_URL="+pushURL, "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), env...), "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	for _, l := range strings.Split(string(out), "\n") {
 		t.Log("node: " + l)
 	}
 	if err != nil {
-		t.Fatalf("node --test failed: %v (its output is above)", err)
+		t.Fatalf("node --test %s failed: %v (its output is above)", file, err)
 	}
 }
 

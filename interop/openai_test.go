@@ -1,17 +1,13 @@
 package interop
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	a2a03 "github.com/a2aproject/a2a-go/a2a"
 	a2aclient03 "github.com/a2aproject/a2a-go/a2aclient"
@@ -162,16 +158,5 @@ func TestOpenAIA2AGo(t *testing.T) {
 func TestOpenAIJS(t *testing.T) {
 	node, dir := nodeSuite(t)
 	loadOpenAI(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "test/openai.test.js")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_OPENAI_URL="+openaiURL, "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		t.Log("node: " + l)
-	}
-	if err != nil {
-		t.Fatalf("node --test failed: %v (its output is above)", err)
-	}
+	runNode(t, node, dir, "test/openai.test.js", "A2A_OPENAI_URL="+openaiURL)
 }

@@ -2,8 +2,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,28 +11,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
-	"github.com/caddy-a2a/caddy-a2a/upstream"
+	"github.com/caddy-a2a/caddy-a2a/upstream/upstreamtest"
 )
-
-// echoAgent answers every run with one text event and ends: the cheapest
-// agent there is, so the benchmark measures the handler and the store.
-type echoAgent struct{}
-
-type echoStream struct{ sent bool }
-
-func (echoAgent) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
-	return &echoStream{}, nil
-}
-
-func (s *echoStream) Next() (upstream.Event, error) {
-	if s.sent {
-		return upstream.Event{}, io.EOF
-	}
-	s.sent = true
-	return upstream.Event{Kind: upstream.EventText, Text: "hello"}, nil
-}
-
-func (s *echoStream) Close() error { return nil }
 
 func BenchmarkSendMessageBlocking(b *testing.B) {
 	for _, tc := range []struct{ name, version, body string }{
@@ -44,7 +22,7 @@ func BenchmarkSendMessageBlocking(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			st := memory.New(memory.Options{MaxTasks: 1 << 20})
 			runner := handler.NewRunner(zap.NewNop())
-			ep, err := bind(handler.New(handler.Options{Store: st, Agent: echoAgent{}, Runner: runner}))
+			ep, err := bind(handler.New(handler.Options{Store: st, Agent: upstreamtest.Echo{}, Runner: runner}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +58,7 @@ func TestSendBenchmarkAnswersCompleted(t *testing.T) {
 	defer st.Close()
 	runner := handler.NewRunner(zap.NewNop())
 	defer runner.Close()
-	ep, err := bind(handler.New(handler.Options{Store: st, Agent: echoAgent{}, Runner: runner}))
+	ep, err := bind(handler.New(handler.Options{Store: st, Agent: upstreamtest.Echo{}, Runner: runner}))
 	if err != nil {
 		t.Fatal(err)
 	}

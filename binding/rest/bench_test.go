@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,29 +10,8 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
-	"github.com/caddy-a2a/caddy-a2a/upstream"
+	"github.com/caddy-a2a/caddy-a2a/upstream/upstreamtest"
 )
-
-// echoAgent answers every run with one text event and ends, as the
-// JSON-RPC binding's benchmark agent does: the two benchmarks of a
-// blocking send compare the bindings, not the agents.
-type echoAgent struct{}
-
-type echoStream struct{ sent bool }
-
-func (echoAgent) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
-	return &echoStream{}, nil
-}
-
-func (s *echoStream) Next() (upstream.Event, error) {
-	if s.sent {
-		return upstream.Event{}, io.EOF
-	}
-	s.sent = true
-	return upstream.Event{Kind: upstream.EventText, Text: "hello"}, nil
-}
-
-func (s *echoStream) Close() error { return nil }
 
 // nopWriter is a ResponseWriter that allocates nothing per request.
 type nopWriter struct {
@@ -51,7 +28,7 @@ const sendBody = `{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"te
 func newBenchBinding(tb testing.TB) (*Binding, func()) {
 	st := memory.New(memory.Options{MaxTasks: 1 << 20})
 	runner := handler.NewRunner(zap.NewNop())
-	svc, err := handler.New(handler.Options{Store: st, Agent: echoAgent{}, Runner: runner})
+	svc, err := handler.New(handler.Options{Store: st, Agent: upstreamtest.Echo{}, Runner: runner})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -20,6 +20,35 @@ func readDirect(rawURL string, onChunk chunkFunc) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return readStamps(req, addr, func(line []byte) (int64, bool, error) {
+		ts, err := chunkStamp(line)
+		return ts, true, err
+	}, onChunk)
+}
+
+// readDirectChat reads a chat completions stream (SSE, POST rawURL) whose
+// deltas are timestamps, as readDirect reads NDJSON: the model server the
+// openai upstream calls, read by the client itself.
+func readDirectChat(rawURL string, onChunk chunkFunc) (int, error) {
+	req, addr, err := postRequest(rawURL, `{"model":"bench","stream":true,"messages":[{"role":"user","content":"go"}]}`)
+	if err != nil {
+		return 0, err
+	}
+	return readStamps(req, addr, func(line []byte) (int64, bool, error) {
+		_, v, ok := bytes.Cut(line, []byte(`"content":"`))
+		if !ok {
+			return 0, false, nil // the blank line between events, the finish chunk, [DONE]
+		}
+		v, _, _ = bytes.Cut(v, []byte(`"`))
+		ts, err := strconv.ParseInt(string(v), 10, 64)
+		return ts, true, err
+	}, onChunk)
+}
+
+// readStamps sends req to addr on a connection of its own and reads the
+// answer line by line: stamp gives a line's timestamp (ok false: a line
+// without one), which must increase.
+func readStamps(req []byte, addr string, stamp func(line []byte) (int64, bool, error), onChunk chunkFunc) (int, error) {
 	c, err := dial(addr)
 	if err != nil {
 		return 0, err
@@ -47,62 +76,15 @@ func readDirect(rawURL string, onChunk chunkFunc) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		ts, err := chunkStamp(line)
+		ts, ok, err := stamp(line)
 		if err != nil {
 			return n, err
+		}
+		if !ok {
+			continue
 		}
 		if ts <= last {
 			return n, fmt.Errorf("chunk %d out of order", n)
-		}
-		last = ts
-		n++
-		onChunk(ts, now)
-	}
-}
-
-// readDirectChat reads a chat completions stream (SSE, POST rawURL) whose
-// deltas are timestamps, as readDirect reads NDJSON: the model server the
-// openai upstream calls, read by the client itself.
-func readDirectChat(rawURL string, onChunk chunkFunc) (int, error) {
-	req, addr, err := postRequest(rawURL, `{"model":"bench","stream":true,"messages":[{"role":"user","content":"go"}]}`)
-	if err != nil {
-		return 0, err
-	}
-	c, err := dial(addr)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	if err := c.send(req); err != nil {
-		return 0, err
-	}
-	resp, err := c.readHead()
-	if err != nil {
-		return 0, err
-	}
-	if resp.Status != 200 {
-		return 0, fmt.Errorf("model server HTTP %d", resp.Status)
-	}
-	br := newSSEReader(c, &resp).br
-	n := 0
-	var last int64
-	for {
-		line, err := br.ReadSlice('\n')
-		now := time.Now()
-		if errors.Is(err, io.EOF) && len(line) == 0 {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		_, v, ok := bytes.Cut(line, []byte(`"content":"`))
-		if !ok {
-			continue // the blank line between events, the finish chunk, [DONE]
-		}
-		v, _, _ = bytes.Cut(v, []byte(`"`))
-		ts, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil || ts <= last {
-			return n, fmt.Errorf("chunk %d: bad or out-of-order timestamp %q", n, v)
 		}
 		last = ts
 		n++
