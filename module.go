@@ -411,10 +411,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("upstream: module %T is not an a2a upstream (caddya2a.UpstreamModule)", mod)
 	}
 	h.upstream = up
-	if d, ok := up.(mediaTypes); ok && len(h.InputModes) == 0 {
-		// The kind's default: the media types its agent can take, which
-		// the card says and a send is held to (-32005 for others).
-		h.InputModes = slices.Clone(d.defaultInputModes())
+	if d, ok := up.(mediaTypes); ok {
+		// The kind's defaults: the media types its agent can take, which
+		// the card says and a send is held to (-32005 for others), and
+		// those it answers in.
+		if len(h.InputModes) == 0 {
+			h.InputModes = slices.Clone(d.defaultInputModes())
+		}
+		if len(h.OutputModes) == 0 {
+			h.OutputModes = slices.Clone(d.defaultOutputModes())
+		}
 	}
 
 	env := StoreEnv{

@@ -26,9 +26,13 @@ const (
 	maxSystemPromptBytes = 64 << 10
 )
 
-// openAIInputModes are the card's input modes of a mount over the openai
-// kind when input_modes is not set: what the chat completions API takes.
-var openAIInputModes = []string{"text/plain", "application/json", "image/*"}
+// openAIInputModes and openAIOutputModes are the card's modes of a mount
+// over the openai kind when input_modes and output_modes are not set:
+// what the chat completions API takes, and the text it answers.
+var (
+	openAIInputModes  = []string{"text/plain", "application/json", "image/*"}
+	openAIOutputModes = []string{"text/plain"}
+)
 
 // OpenAIUpstream is the upstream module a2a.upstreams.openai: an
 // OpenAI-compatible chat completions server (OpenAI, Azure OpenAI, vLLM,
@@ -134,6 +138,9 @@ func (u *OpenAIUpstream) NewAgent(opts AgentOptions) (upstream.Agent, error) {
 // defaultInputModes implements mediaTypes.
 func (u *OpenAIUpstream) defaultInputModes() []string { return openAIInputModes }
 
+// defaultOutputModes implements mediaTypes.
+func (u *OpenAIUpstream) defaultOutputModes() []string { return openAIOutputModes }
+
 // checkInputModes implements mediaTypes: the chat API carries text (a
 // text/* file's bytes go as text), JSON and images, nothing else.
 func (u *OpenAIUpstream) checkInputModes(modes []string) error {
@@ -194,11 +201,13 @@ func (u *OpenAIUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}, u.checkOwn)
 }
 
-// mediaTypes is an upstream module whose agent takes only some media
-// types: its default is the mount's input modes when input_modes is not
-// set, and input_modes may list no other.
+// mediaTypes is an upstream module whose agent takes and makes only some
+// media types: its defaults are the mount's input and output modes when
+// input_modes and output_modes are not set, and input_modes may list no
+// type it cannot take.
 type mediaTypes interface {
 	defaultInputModes() []string
+	defaultOutputModes() []string
 	checkInputModes(modes []string) error
 }
 

@@ -166,10 +166,12 @@ func TestOpenAIUpstream(t *testing.T) {
 	// The card says what the model takes.
 	_, card := get(t, "GET", base+"/.well-known/agent-card.json")
 	var c struct {
-		DefaultInputModes []string `json:"defaultInputModes"`
+		DefaultInputModes  []string `json:"defaultInputModes"`
+		DefaultOutputModes []string `json:"defaultOutputModes"`
 	}
-	if err := json.Unmarshal(card, &c); err != nil || strings.Join(c.DefaultInputModes, " ") != "text/plain application/json image/*" {
-		t.Errorf("card defaultInputModes %v (%v)", c.DefaultInputModes, err)
+	if err := json.Unmarshal(card, &c); err != nil || strings.Join(c.DefaultInputModes, " ") != "text/plain application/json image/*" ||
+		strings.Join(c.DefaultOutputModes, " ") != "text/plain" {
+		t.Errorf("card defaultInputModes %v defaultOutputModes %v (%v)", c.DefaultInputModes, c.DefaultOutputModes, err)
 	}
 }
 
