@@ -256,6 +256,9 @@ type Handler struct {
 	// jwksPath; nil when it signs nothing.
 	jwks     []byte
 	jwksPath string
+	// metrics is the mount's observer over the config's collectors (nil
+	// when Caddy gives no registry).
+	metrics *mountMetrics
 	// extCard is the extended card of a static card (checked with it);
 	// extCards renders the one served (a gateway's follows its agent's).
 	extCard  *protocol.AgentCard
@@ -411,6 +414,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("upstream: module %T is not an a2a upstream (caddya2a.UpstreamModule)", mod)
 	}
 	h.upstream = up
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		if h.metrics, err = newMountMetrics(reg, up.CaddyModule().ID.Name()); err != nil {
+			return err
+		}
+	}
 	if d, ok := up.(mediaTypes); ok {
 		// The kind's defaults: the media types its agent can take, which
 		// the card says and a send is held to (-32005 for others), and
@@ -557,6 +565,9 @@ func (h *Handler) build() error {
 		Unload:         h.unload,
 		Logger:         h.logger,
 		ExtendedCard:   h.extendedCardOptions(),
+	}
+	if h.metrics != nil {
+		opts.Observer = h.metrics
 	}
 	h.Limits.apply(&opts)
 	if opts.Push, err = h.Push.options(b, h.pushIssuer); err != nil {

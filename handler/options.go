@@ -91,6 +91,9 @@ type Options struct {
 	// Push turns push notifications on; nil: the push methods and an
 	// inline config are -32003.
 	Push *PushOptions
+	// Observer, if set, is told of task states, runs and streams (for
+	// metrics).
+	Observer Observer
 	// ExtendedCard serves the extended card to authenticated callers;
 	// nil: the card declares none, and asking for it is -32004 (1.0) or
 	// -32007 (0.3, which has no other answer).

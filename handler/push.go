@@ -229,19 +229,17 @@ func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.Pu
 // running task recorded failed) notify through this service's push
 // settings: the newest service with push on a runner calls it.
 func (e *Service) NotifyRunnerWrites() {
-	if e.opts.Push == nil {
+	if e.opts.Push == nil && e.opts.Observer == nil {
 		return
 	}
 	fn := e.notify
 	e.opts.Runner.notify.Store(&fn)
 }
 
-// notifier is the runs' notify hook: nil without push.
+// notifier is the runs' hook after each stored write: nil without push
+// and without an observer.
 func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Event) {
-	if e.opts.Push == nil {
-		return nil
-	}
-	return e.notify
+	return e.afterWrite
 }
 
 // notify queues the deliveries of one write to task t (its snapshot after
@@ -250,7 +248,16 @@ func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Eve
 // task has then. 1.0 receivers get each event as a StreamResponse, 0.3
 // receivers the task once per write.
 func (e *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
-	e.notifyWrite(owner, t, last, evs, false)
+	e.written(owner, t, last, evs, false)
+}
+
+// written is what follows a stored write of task t: the observer hears
+// its states, the push configs get its events (force as notifyWrite's).
+func (e *Service) written(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
+	if o := e.opts.Observer; o != nil {
+		observeStates(o, evs)
+	}
+	e.notifyWrite(owner, t, last, evs, force)
 }
 
 // notifyWrite is notify; force: queue it even if the store says the

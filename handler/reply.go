@@ -91,8 +91,16 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	}
 	defer e.opts.Runner.release(rr.owner)
 	log := e.log.With(zap.String("context_id", rr.contextID))
+	outcome, obs := RunError, e.opts.Observer
+	var started time.Time
+	if obs != nil {
+		obs.RunStarted()
+		started = time.Now()
+		defer func() { obs.RunEnded(time.Since(started), outcome) }()
+	}
 	stream, err := e.opts.Agent.Run(ctx, rr.req)
 	if err != nil {
+		outcome = outcomeOf(ctx, err)
 		return nil, replyError(ctx, log, err)
 	}
 	// Only this goroutine touches the stream (see run.execute).
@@ -105,16 +113,19 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 			break
 		}
 		if err != nil {
+			outcome = outcomeOf(ctx, err)
 			return nil, replyError(ctx, log, err)
 		}
 		done, err := in.apply(&ev, &b)
 		if err != nil {
+			outcome = outcomeOf(ctx, err)
 			return nil, replyError(ctx, log, err)
 		}
 		if done {
 			break
 		}
 	}
+	outcome = RunOK
 	if b.state != protocol.StateUnspecified && b.state != protocol.StateCompleted {
 		// The reply cannot carry the state: say in the log what the agent
 		// meant, for the operator who chose message replies.

@@ -245,7 +245,9 @@ type runLimits struct {
 // run is one execution of the agent for one task turn. Only its goroutine
 // touches it after start.
 type run struct {
-	st     store.Store
+	st store.Store
+	// obs is the service's Observer (nil: none).
+	obs    Observer
 	agent  upstream.Agent
 	owner  string
 	req    upstream.RunRequest
@@ -400,8 +402,18 @@ func (ru *run) execute(base context.Context) {
 	if cr, ok := ru.agent.(upstream.ContextReader); ok {
 		ru.req.Context = contextHistory(ctx, ru.st, ru.owner, ru.task, cr.ContextMessages())
 	}
+	// The agent's call, as the observer times it: outcome is set on
+	// each way out.
+	outcome, obs := RunError, ru.obs
+	var started time.Time
+	if obs != nil {
+		obs.RunStarted()
+		started = time.Now()
+		defer func() { obs.RunEnded(time.Since(started), outcome) }()
+	}
 	stream, err := ru.agent.Run(ctx, &ru.req)
 	if err != nil {
+		outcome = outcomeOf(ctx, err)
 		ru.refuse(err)
 		ru.fail(err, "")
 		return
@@ -417,10 +429,12 @@ func (ru *run) execute(base context.Context) {
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
+			outcome = RunOK
 			ru.finish(protocol.StateCompleted, nil, "")
 			return
 		}
 		if err != nil {
+			outcome = outcomeOf(ctx, err)
 			ru.refuse(err)
 			ru.fail(err, "")
 			return
@@ -435,10 +449,12 @@ func (ru *run) execute(base context.Context) {
 			return
 		}
 		if err != nil {
+			outcome = outcomeOf(ctx, err)
 			ru.stopped(err)
 			return
 		}
 		if done {
+			outcome = RunOK
 			return
 		}
 	}

@@ -74,7 +74,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 			e.log.Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
 		}
 	}
-	e.notifyWrite(c.Owner, s.run.written, s.lastEventID, s.events, p.Push != nil)
+	e.written(c.Owner, s.run.written, s.lastEventID, s.events, p.Push != nil)
 	// The run gives the slot back when it settles or ends (Runner.runOne),
 	// or startRun does if it never starts.
 	s.run.reserved = true
@@ -244,6 +244,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		version: version,
 		settled: make(chan struct{}),
 		notify:  e.notifier(),
+		obs:     e.opts.Observer,
 		req: upstream.RunRequest{
 			TaskID:     t.ID,
 			ContextID:  e.agentContextID(c.Owner, t.ContextID),

@@ -34,6 +34,9 @@ type Caller struct {
 type Service struct {
 	opts Options
 	log  *zap.Logger
+	// afterWrite is the runs' hook after each stored write (notifier),
+	// made once: a method value taken per run would allocate.
+	afterWrite func(string, *protocol.Task, string, []protocol.Event)
 	// served[v] reports whether wire version v is served.
 	served [protocol.V10 + 1]bool
 	// codecs[v] is the codec of version v, enforcing Options.Limits.
@@ -139,6 +142,9 @@ func New(o Options) (*Service, error) {
 		return nil, err
 	}
 	e := &Service{opts: o, log: o.Logger}
+	if o.Push != nil || o.Observer != nil {
+		e.afterWrite = e.notify
+	}
 	if o.ContextKey != nil {
 		e.key.Store(&o.ContextKey)
 	}

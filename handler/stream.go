@@ -62,6 +62,10 @@ type Stream struct {
 // once. A binding that serves streams from its own outermost frame (see
 // binding/jsonrpc's Start) keeps an idle stream's goroutine stack small.
 func (st *Stream) Serve(w EventWriter) {
+	if o := st.e.opts.Observer; o != nil {
+		o.StreamOpened()
+		defer o.StreamClosed()
+	}
 	if st.reply != nil {
 		st.e.streamReply(st.ctx, w, st.reply)
 		return

@@ -1,0 +1,122 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
+)
+
+// obsRecorder is an Observer that keeps what it was told.
+type obsRecorder struct {
+	mu       sync.Mutex
+	states   []string
+	started  int
+	outcomes []RunOutcome
+	open     int
+	streams  int
+}
+
+func (r *obsRecorder) TaskState(s protocol.TaskState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states = append(r.states, s.String())
+}
+func (r *obsRecorder) RunStarted() { r.mu.Lock(); r.started++; r.mu.Unlock() }
+func (r *obsRecorder) RunEnded(d time.Duration, o RunOutcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outcomes = append(r.outcomes, o)
+}
+func (r *obsRecorder) StreamOpened() { r.mu.Lock(); r.open++; r.streams++; r.mu.Unlock() }
+func (r *obsRecorder) StreamClosed() { r.mu.Lock(); r.open--; r.mu.Unlock() }
+
+func (r *obsRecorder) snapshot() (string, int, []RunOutcome, int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.states, ","), r.started, append([]RunOutcome(nil), r.outcomes...), r.open, r.streams
+}
+
+// failingAgent fails every run with err.
+type failingAgent struct{ err error }
+
+func (a failingAgent) Run(context.Context, *upstream.RunRequest) (upstream.Stream, error) {
+	return nil, a.err
+}
+
+// TestObserver: a blocking send tells the observer each state its writes
+// stored, one run and how it ended; a cancel its canceled state; a refusal
+// and a failure their outcomes.
+func TestObserver(t *testing.T) {
+	rec := &obsRecorder{}
+	svc := newTestService(t, stepsAgent{text("hi")}, func(o *Options) { o.Observer = rec })
+	alice := Caller{Owner: "alice"}
+	ctx := context.Background()
+	if _, perr := svc.SendMessage(ctx, alice, &protocol.SendParams{Message: userMessage("m-1", "hi"), Blocking: true}); perr != nil {
+		t.Fatal(perr)
+	}
+	states, started, outcomes, open, _ := rec.snapshot()
+	if states != "submitted,working,completed" || started != 1 || len(outcomes) != 1 || outcomes[0] != RunOK || open != 0 {
+		t.Errorf("after a send: states %s, %d runs %v, %d streams open", states, started, outcomes, open)
+	}
+
+	for _, tc := range []struct {
+		err  error
+		want RunOutcome
+	}{
+		{&upstream.Refusal{Code: protocol.CodeInvalidParams, Detail: "no"}, RunRefused},
+		{errors.New("connection refused"), RunError},
+		{context.DeadlineExceeded, RunTimeout},
+	} {
+		rec := &obsRecorder{}
+		svc := newTestService(t, failingAgent{tc.err}, func(o *Options) { o.Observer = rec })
+		svc.SendMessage(ctx, alice, &protocol.SendParams{Message: userMessage("m-2", "hi"), Blocking: true})
+		states, _, outcomes, _, _ := rec.snapshot()
+		if len(outcomes) != 1 || outcomes[0] != tc.want || !strings.HasSuffix(states, "failed") {
+			t.Errorf("%v: outcomes %v states %s, want %s and failed", tc.err, outcomes, states, tc.want)
+		}
+	}
+}
+
+// TestObserverStreams: a served stream is open while it is served.
+func TestObserverStreams(t *testing.T) {
+	rec := &obsRecorder{}
+	svc := newTestService(t, stepsAgent{text("a"), text("b")}, func(o *Options) { o.Observer = rec })
+	st, perr := svc.SendStreamingMessage(context.Background(), Caller{Owner: "alice"}, &protocol.SendParams{Message: userMessage("m-3", "hi")})
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	w := &countingWriter{during: func() int { _, _, _, open, _ := rec.snapshot(); return open }}
+	st.Serve(w)
+	if w.maxOpen != 1 {
+		t.Errorf("streams open while serving: %d, want 1", w.maxOpen)
+	}
+	if _, _, _, open, streams := rec.snapshot(); open != 0 || streams != 1 {
+		t.Errorf("after the stream: %d open, %d served", open, streams)
+	}
+}
+
+// countingWriter is an EventWriter that notes the most streams the
+// observer had open while events were written.
+type countingWriter struct {
+	during  func() int
+	maxOpen int
+}
+
+func (w *countingWriter) note() {
+	if n := w.during(); n > w.maxOpen {
+		w.maxOpen = n
+	}
+}
+func (w *countingWriter) Open() error                         { w.note(); return nil }
+func (w *countingWriter) Queue(string, *protocol.Event) error { w.note(); return nil }
+func (w *countingWriter) Flush() error                        { return nil }
+func (w *countingWriter) Idle()                               {}
+func (w *countingWriter) Heartbeat() error                    { return nil }
+func (w *countingWriter) Fail(*protocol.Error)                {}
+func (w *countingWriter) CutOnUnload(context.Context)         {}
