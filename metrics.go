@@ -2,6 +2,8 @@ package caddya2a
 
 import (
 	"errors"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -128,3 +130,98 @@ func (m *mountMetrics) StreamOpened() { m.streams.Inc() }
 func (m *mountMetrics) StreamClosed() { m.streams.Dec() }
 
 var _ handler.Observer = (*mountMetrics)(nil)
+
+// The bindings, as the binding label names them.
+const (
+	bindingJSONRPC = iota
+	bindingREST
+	bindingGRPC
+	numBindings
+)
+
+var bindingNames = [numBindings]string{"jsonrpc", "rest", "grpc"}
+
+// codeLabels are the error codes requests_total tells apart (0: none);
+// any other is "other". A bounded set, as a label must be.
+var codeLabels = []int{0, protocol.CodeParseError, protocol.CodeInvalidRequest, protocol.CodeMethodNotFound,
+	protocol.CodeInvalidParams, protocol.CodeInternal, protocol.CodeTaskNotFound, protocol.CodeTaskNotCancelable,
+	protocol.CodePushNotSupported, protocol.CodeUnsupportedOperation, protocol.CodeContentTypeNotSupported,
+	protocol.CodeInvalidAgentResponse, protocol.CodeExtendedCardNotConfigured, protocol.CodeExtensionSupportRequired,
+	protocol.CodeVersionNotSupported, protocol.CodeResourceExhausted, protocol.CodeUnauthenticated}
+
+func codeIndex(code int) int {
+	for i, c := range codeLabels {
+		if c == code {
+			return i
+		}
+	}
+	return len(codeLabels) // other
+}
+
+var (
+	requestsTotalOpts = prometheus.CounterOpts{Namespace: "caddy", Subsystem: "a2a", Name: "requests_total",
+		Help: "A2A requests by server, operation, wire version, binding and A2A error code (0: none)."}
+	requestDurationOpts = prometheus.HistogramOpts{Namespace: "caddy", Subsystem: "a2a", Name: "request_duration_seconds",
+		Help:    "Time to answer an A2A request (for a stream, to set it up), by server, operation and binding.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}
+)
+
+// requestMetrics counts a mount's requests. Each label set's counter is
+// made the first time it is seen and kept, so a request costs no
+// allocation after that.
+type requestMetrics struct {
+	total    *prometheus.CounterVec
+	server   string
+	counters [numBindings][protocol.V10 + 1][protocol.NumMethods][]atomic.Pointer[prometheus.Counter]
+	duration [numBindings][protocol.NumMethods]prometheus.Observer
+}
+
+func newRequestMetrics(reg prometheus.Registerer, server string) (*requestMetrics, error) {
+	total, err := register(reg, prometheus.NewCounterVec(requestsTotalOpts, []string{"server", "method", "version", "binding", "code"}))
+	if err != nil {
+		return nil, err
+	}
+	dur, err := register(reg, prometheus.NewHistogramVec(requestDurationOpts, []string{"server", "method", "binding"}))
+	if err != nil {
+		return nil, err
+	}
+	m := &requestMetrics{total: total, server: server}
+	for b := range numBindings {
+		for v := range m.counters[b] {
+			for op := range m.counters[b][v] {
+				m.counters[b][v][op] = make([]atomic.Pointer[prometheus.Counter], len(codeLabels)+1)
+			}
+		}
+		for op := range protocol.NumMethods {
+			m.duration[b][op] = dur.WithLabelValues(server, protocol.Method(op).String(), bindingNames[b])
+		}
+	}
+	return m, nil
+}
+
+// observe counts one request of binding b that info describes, answered
+// in d.
+func (m *requestMetrics) observe(b int, info *handler.RequestInfo, d time.Duration) {
+	op, v := int(info.Method), int(info.Version)
+	if op >= protocol.NumMethods || v > int(protocol.V10) {
+		op, v = 0, 0
+	}
+	m.duration[b][op].Observe(d.Seconds())
+	ci := codeIndex(info.Code)
+	slot := &m.counters[b][v][op][ci]
+	c := slot.Load()
+	if c == nil {
+		code := "other"
+		if ci < len(codeLabels) {
+			code = strconv.Itoa(codeLabels[ci])
+		}
+		version := ""
+		if v != 0 {
+			version = protocol.Version(v).String()
+		}
+		counter := m.total.WithLabelValues(m.server, protocol.Method(op).String(), version, bindingNames[b], code)
+		slot.CompareAndSwap(nil, &counter)
+		c = slot.Load()
+	}
+	(*c).Inc()
+}

@@ -258,7 +258,8 @@ type Handler struct {
 	jwksPath string
 	// metrics is the mount's observer over the config's collectors (nil
 	// when Caddy gives no registry).
-	metrics *mountMetrics
+	metrics  *mountMetrics
+	requests *requestMetrics
 	// extCard is the extended card of a static card (checked with it);
 	// extCards renders the one served (a gateway's follows its agent's).
 	extCard  *protocol.AgentCard
@@ -416,6 +417,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.upstream = up
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
 		if h.metrics, err = newMountMetrics(reg, up.CaddyModule().ID.Name()); err != nil {
+			return err
+		}
+		if h.requests, err = newRequestMetrics(reg, h.server); err != nil {
 			return err
 		}
 	}
@@ -732,7 +736,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if h.browser.gateRPC(w, r, h.logger) {
 			return nil
 		}
-		st, err := h.startRPC(w, r)
+		req, start := &a2aRequest{binding: bindingJSONRPC}, time.Now()
+		st, err := h.startRPC(w, r, &req.info)
+		h.answered(r, req, start)
 		st.Serve()
 		return err
 	}
@@ -742,7 +748,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if h.rest != nil {
 		if rel, ok := h.restRoute(r.URL.Path); ok {
-			st, err := h.startREST(w, r, rel)
+			req, start := &a2aRequest{binding: bindingREST}, time.Now()
+			st, err := h.startREST(w, r, rel, &req.info)
+			h.answered(r, req, start)
 			st.Serve()
 			return err
 		}

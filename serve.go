@@ -38,7 +38,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 // type, size), resolves the caller and hands the body to the JSON-RPC
 // binding. A stream it set up comes back unserved: ServeHTTP serves it
 // from its own frame (jsonrpc.Binding.Start says why).
-func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stream, error) {
+func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request, info *handler.RequestInfo) (jsonrpc.Stream, error) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = rpcAllow
 		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
@@ -54,7 +54,9 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request) (jsonrpc.Stre
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
-	return h.rpc.Start(w, r, body, h.caller(r)), nil
+	c := h.caller(r)
+	c.Info = info
+	return h.rpc.Start(w, r, body, c), nil
 }
 
 // caller is who makes request r, as every binding passes it to the

@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/binding/rest"
+	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -29,7 +30,7 @@ func (h *Handler) restRoute(path string) (string, bool) {
 
 // startREST answers a request under rest_path; a stream it set up comes
 // back unserved, for ServeHTTP to serve from its own frame.
-func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) (rest.Stream, error) {
+func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, info *handler.RequestInfo) (rest.Stream, error) {
 	// The escaped path: an id holding an encoded "/" stays one segment.
 	if esc := r.URL.EscapedPath(); strings.HasPrefix(esc, h.restBase) {
 		rel = esc[len(h.restBase):]
@@ -71,7 +72,9 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string) 
 		}
 		_ = r.Body.Close()
 	}
-	return h.rest.Start(w, r, rt, body, h.caller(r)), nil
+	c := h.caller(r)
+	c.Info = info
+	return h.rest.Start(w, r, rt, body, c), nil
 }
 
 // restAllow holds, for each Allow value of the routes, the header values

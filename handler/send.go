@@ -284,6 +284,7 @@ func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendPar
 		ev.Message, perr = e.sendReply(ctx, c, p)
 	} else {
 		ev.Task, perr = e.sendTask(ctx, c, p)
+		c.Info.SetTask(ev.Task)
 	}
 	return ev, perr
 }

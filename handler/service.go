@@ -25,6 +25,8 @@ type Caller struct {
 	// Request is the HTTP request the call came in (nil if none): what a
 	// push config's signatures name as their issuer (PushOptions.Issuer).
 	Request *http.Request
+	// Info, if set, is filled with what the request turns out to be.
+	Info *RequestInfo
 }
 
 // Service is the A2A service of one mount: every operation of the

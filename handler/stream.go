@@ -140,6 +140,7 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		case <-e.unloaded:
 		}
 	}
+	c.Info.SetTask(task)
 	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
 }
 
@@ -159,6 +160,7 @@ func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.Tas
 	if lastEventID != "" {
 		after = lastEventID
 	}
+	c.Info.SetTask(rec.Task)
 	return e.openStream(ctx, rec.Task, rec.LastEventID, after)
 }
 

@@ -19,6 +19,7 @@ func (e *Service) GetTask(ctx context.Context, c Caller, p *protocol.GetTaskPara
 	if err != nil {
 		return nil, storeError(e.log, "get task", p.ID, err)
 	}
+	c.Info.SetTask(rec.Task)
 	return withHistoryLength(rec.Task, p.HistoryLength), nil
 }
 
@@ -54,6 +55,7 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 		if rec.Task.Status.State.Interrupted() && t.Upstream != "" {
 			e.cancelUpstream(c, &t)
 		}
+		c.Info.SetTask(&t)
 		return &t, nil
 	}
 	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))

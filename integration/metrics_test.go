@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,5 +55,80 @@ func TestMetrics(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("metrics: %v", m)
+	}
+}
+
+// TestRequestMetricsAndPlaceholders: requests are counted by operation,
+// version, binding and error code, and an access log line carries the
+// request's {http.a2a.*} placeholders through log_append.
+func TestRequestMetricsAndPlaceholders(t *testing.T) {
+	a := textAgent(t)
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	load(t, `http://:9080 {
+	log {
+		output file `+logFile+`
+		format json
+	}
+	log_append a2a_method {http.a2a.method}
+	log_append a2a_version {http.a2a.version}
+	log_append a2a_binding {http.a2a.binding}
+	log_append a2a_task {http.a2a.task_id}
+	log_append a2a_context {http.a2a.context_id}
+	log_append a2a_state {http.a2a.task_state}
+	log_append a2a_error {http.a2a.error_code}
+	a2a {
+		upstream {{.Agent}}
+		rest_path /a2a/rest`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
+	task := send10(t, base+"/a2a", msg10("Ada", "", ""))
+	call(t, base+"/a2a", "", "tasks/get", map[string]any{"id": "nope"}).fails(t, -32001)
+	restDo(t, "GET", restURL+"/tasks/"+task.ID, "").ok(t, nil)
+
+	m := metricLines(t)
+	for k, want := range map[string]string{
+		`caddy_a2a_requests_total{binding="jsonrpc",code="0",method="SendMessage",server="srv0",version="1.0"}`:  "1",
+		`caddy_a2a_requests_total{binding="jsonrpc",code="-32001",method="GetTask",server="srv0",version="0.3"}`: "1",
+		`caddy_a2a_requests_total{binding="rest",code="0",method="GetTask",server="srv0",version="1.0"}`:         "1",
+		`caddy_a2a_request_duration_seconds_count{binding="jsonrpc",method="SendMessage",server="srv0"}`:         "1",
+	} {
+		if m[k] != want {
+			t.Errorf("%s = %q, want %s", k, m[k], want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics: %v", m)
+	}
+
+	var lines []map[string]any
+	for range 50 {
+		b, _ := os.ReadFile(logFile)
+		lines = nil
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(l), &e) == nil && e["msg"] == "handled request" {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) >= 3 {
+			break
+		}
+		waitBriefly()
+	}
+	if len(lines) < 3 {
+		t.Fatalf("%d access log lines", len(lines))
+	}
+	want := []map[string]any{
+		{"a2a_method": "SendMessage", "a2a_version": "1.0", "a2a_binding": "jsonrpc", "a2a_task": task.ID, "a2a_context": task.ContextID, "a2a_state": "completed", "a2a_error": ""},
+		{"a2a_method": "GetTask", "a2a_version": "0.3", "a2a_binding": "jsonrpc", "a2a_task": "", "a2a_error": "-32001"},
+		{"a2a_method": "GetTask", "a2a_version": "1.0", "a2a_binding": "rest", "a2a_task": task.ID, "a2a_state": "completed"},
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if got := fmt.Sprint(lines[i][k]); got != v && !(v == "" && lines[i][k] == nil) {
+				t.Errorf("access log line %d: %s = %q, want %q", i+1, k, got, v)
+			}
+		}
 	}
 }

@@ -25,6 +25,28 @@ const (
 	MethodExtendedCard
 )
 
+// methodNames are the operations' names: A2A 1.0's method names, the
+// same for both versions (a label, not a wire name).
+var methodNames = [...]string{
+	MethodUnknown: "unknown", MethodSend: "SendMessage", MethodStream: "SendStreamingMessage",
+	MethodGetTask: "GetTask", MethodListTasks: "ListTasks", MethodCancelTask: "CancelTask",
+	MethodSubscribe: "SubscribeToTask", MethodPushSet: "CreateTaskPushNotificationConfig",
+	MethodPushGet: "GetTaskPushNotificationConfig", MethodPushList: "ListTaskPushNotificationConfigs",
+	MethodPushDelete: "DeleteTaskPushNotificationConfig", MethodExtendedCard: "GetExtendedAgentCard",
+}
+
+// String is the operation's A2A 1.0 method name ("unknown" for
+// MethodUnknown).
+func (m Method) String() string {
+	if m >= 0 && int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return "unknown"
+}
+
+// NumMethods is one more than the largest Method.
+const NumMethods = int(MethodExtendedCard) + 1
+
 // Streaming reports whether the method answers with an SSE stream.
 func (m Method) Streaming() bool { return m == MethodStream || m == MethodSubscribe }
 

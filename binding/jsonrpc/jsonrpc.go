@@ -112,6 +112,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		if hvOK && hv == protocol.V10 {
 			codec = svc.Codec(protocol.V10)
 		}
+		c.Info.SetError(perr)
 		b.writeError(w, codec, req.ID, perr)
 		return Stream{}
 	}
@@ -119,8 +120,10 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	dialect := protocol.DialectOf(req.Method)
 	codec := svc.Codec(dialect)
 	m, known := codec.Method(req.Method)
+	c.Info.SetMethod(m, dialect)
 	streaming := known && m.Streaming()
 	fail := func(codec protocol.Codec, perr *protocol.Error) {
+		c.Info.SetError(perr)
 		if streaming {
 			s := b.newSSE(w, req.ID, codec)
 			s.Fail(perr)
@@ -142,7 +145,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		return Stream{}
 	}
 	if !known {
-		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+		fail(codec, protocol.ErrMethodNotFound(req.Method))
 		return Stream{}
 	}
 	// Before the params are even decoded: nothing is read or written for
@@ -241,6 +244,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		if perr != nil && perr.Code == protocol.CodeUnauthenticated {
 			// HTTP's answer, not a JSON-RPC error: A2A defines no code for
 			// it, and a client's credentials layer acts on the 401.
+			c.Info.SetError(perr)
 			httpbind.Challenge(w, svc.Challenge())
 			http.Error(w, "a2a: "+perr.Message, http.StatusUnauthorized)
 			return Stream{}
@@ -254,7 +258,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		})
 	default:
 		// Every method a codec knows is one of the cases above.
-		b.writeError(w, codec, req.ID, protocol.ErrMethodNotFound(req.Method))
+		fail(codec, protocol.ErrMethodNotFound(req.Method))
 	}
 	return Stream{}
 }

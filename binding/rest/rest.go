@@ -93,13 +93,17 @@ func (b *Binding) newSSE(w http.ResponseWriter, codec protocol.Codec, v03 bool) 
 // unserved: the caller serves it from its own frame.
 func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body []byte, c handler.Caller) Stream {
 	svc := b.svc
-	writeErr := func(perr *protocol.Error) { WriteStatus(w, perr, protocol.MapError(perr), rt.V03) }
+	writeErr := func(perr *protocol.Error) {
+		c.Info.SetError(perr)
+		WriteStatus(w, perr, protocol.MapError(perr), rt.V03)
+	}
 	neg := httpbind.Negotiate(svc, w, r)
 	c.Extensions = neg.Activated
 	codec, want := b.codec, protocol.V10
 	if rt.V03 {
 		codec, want = b.codec03, protocol.V03
 	}
+	c.Info.SetMethod(rt.Op, want)
 	if raw := httpbind.RequestedVersion(r); raw != "" {
 		if v, ok := protocol.ParseVersionHeader(raw); !ok || v != want {
 			writeErr(versionError(raw, want))

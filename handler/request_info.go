@@ -1,0 +1,41 @@
+package handler
+
+import "github.com/caddy-a2a/caddy-a2a/protocol"
+
+// RequestInfo is what is learnt of one request as it is served: the
+// binding and the service fill it (through Caller.Info) for the envelope's
+// placeholders, log fields and metrics. A nil *RequestInfo takes every
+// call and keeps nothing.
+type RequestInfo struct {
+	// Method and Version are the operation and the wire version the
+	// request asked for (zero until known).
+	Method  protocol.Method
+	Version protocol.Version
+	// Code is the A2A error code answered, 0 for none.
+	Code int
+	// TaskID, ContextID and State are the task the request made, read or
+	// changed, as the answer gave it.
+	TaskID, ContextID string
+	State             protocol.TaskState
+}
+
+// SetMethod records the operation and version.
+func (i *RequestInfo) SetMethod(m protocol.Method, v protocol.Version) {
+	if i != nil {
+		i.Method, i.Version = m, v
+	}
+}
+
+// SetError records the error answered.
+func (i *RequestInfo) SetError(perr *protocol.Error) {
+	if i != nil && perr != nil {
+		i.Code = perr.Code
+	}
+}
+
+// SetTask records the task answered.
+func (i *RequestInfo) SetTask(t *protocol.Task) {
+	if i != nil && t != nil {
+		i.TaskID, i.ContextID, i.State = t.ID, t.ContextID, t.Status.State
+	}
+}

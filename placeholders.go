@@ -1,0 +1,77 @@
+package caddya2a
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-a2a/caddy-a2a/handler"
+)
+
+// answered is what follows a request's answer (for a stream, its setup):
+// the request counted and timed, and its placeholders set for the
+// handlers and the access log after this one:
+//
+//	{http.a2a.method}      the operation (A2A 1.0's method name, both versions)
+//	{http.a2a.version}     0.3 or 1.0
+//	{http.a2a.binding}     jsonrpc, rest or grpc
+//	{http.a2a.task_id}     the task answered
+//	{http.a2a.context_id}  its context
+//	{http.a2a.task_state}  its state in the answer (a stream's: at its start)
+//	{http.a2a.error_code}  the A2A error code answered (none when it is not one)
+func (h *Handler) answered(r *http.Request, req *a2aRequest, start time.Time) {
+	if h.requests != nil {
+		h.requests.observe(req.binding, &req.info, time.Since(start))
+	}
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		// One provider, read when a placeholder is asked for (by the
+		// access log, mostly): nothing is boxed for a request whose
+		// placeholders no one reads.
+		repl.Map(req.get)
+	}
+}
+
+// a2aRequest is one A2A request as the envelope sees it: its binding and
+// what the binding and the service learnt of it, which answer its
+// placeholders.
+type a2aRequest struct {
+	info    handler.RequestInfo
+	binding int
+}
+
+// get answers the {http.a2a.*} placeholders.
+func (p *a2aRequest) get(key string) (any, bool) {
+	name, ok := strings.CutPrefix(key, "http.a2a.")
+	if !ok {
+		return nil, false
+	}
+	i := &p.info
+	switch name {
+	case "binding":
+		return bindingNames[p.binding], true
+	case "method":
+		if i.Method != 0 {
+			return i.Method.String(), true
+		}
+	case "version":
+		if i.Version != 0 {
+			return i.Version.String(), true
+		}
+	case "task_id":
+		return i.TaskID, i.TaskID != ""
+	case "context_id":
+		return i.ContextID, i.ContextID != ""
+	case "task_state":
+		if i.TaskID != "" {
+			return i.State.String(), true
+		}
+	case "error_code":
+		if i.Code != 0 {
+			return strconv.Itoa(i.Code), true
+		}
+	}
+	return "", true
+}
