@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
 )
@@ -29,8 +30,14 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if h.browser.gate(w, r, h.logger, grpcAllow, grpcAllow) {
 		return
 	}
-	r = r.WithContext(grpcbind.WithCaller(r.Context(), h.caller(r)))
+	req, start := &a2aRequest{binding: bindingGRPC}, time.Now()
+	c := h.caller(r)
+	c.Info = &req.info
+	r = r.WithContext(grpcbind.WithCaller(r.Context(), c))
 	h.grpc.ServeHTTP(flushWriter{w, http.NewResponseController(w)}, r)
+	// After the call: a gRPC stream is answered by the same handler
+	// call, so its duration is the whole stream's.
+	h.answered(r, req, start)
 }
 
 // flushWriter gives grpc-go the http.Flusher it asks a ResponseWriter

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc/codes"
 )
 
 // metricLines are the caddy_a2a_ lines of the admin endpoint's metrics.
@@ -129,6 +132,30 @@ func TestRequestMetricsAndPlaceholders(t *testing.T) {
 			if got := fmt.Sprint(lines[i][k]); got != v && !(v == "" && lines[i][k] == nil) {
 				t.Errorf("access log line %d: %s = %q, want %q", i+1, k, got, v)
 			}
+		}
+	}
+}
+
+// TestGRPCRequestMetrics: gRPC calls are counted by operation and A2A
+// error code too.
+func TestGRPCRequestMetrics(t *testing.T) {
+	a := textAgent(t)
+	loadGlobal(t, h2cGlobal, minimal("grpc on"), map[string]any{"Agent": a.URL()})
+	c := grpcClient(t)
+	if _, err := c.SendMessage(grpcCtx(t), &a2apb.SendMessageRequest{Message: &a2apb.Message{
+		MessageId: "gm-1", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "Ada"}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.GetTask(grpcCtx(t), &a2apb.GetTaskRequest{Id: "00000000-0000-4000-8000-000000000000"})
+	grpcFails(t, err, codes.NotFound, "TASK_NOT_FOUND")
+	m := metricLines(t)
+	for k, want := range map[string]string{
+		`caddy_a2a_requests_total{binding="grpc",code="0",method="SendMessage",server="srv0",version="1.0"}`:  "1",
+		`caddy_a2a_requests_total{binding="grpc",code="-32001",method="GetTask",server="srv0",version="1.0"}`: "1",
+	} {
+		if m[k] != want {
+			t.Errorf("%s = %q, want %s (metrics %v)", k, m[k], want, m)
 		}
 	}
 }

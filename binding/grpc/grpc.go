@@ -13,6 +13,7 @@ package grpcbind
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -57,7 +58,8 @@ type Binding struct {
 // most maxMessage bytes (the mount's max_request_body).
 func New(svc *handler.Service, maxMessage int) *Binding {
 	b := &Binding{svc: svc}
-	b.server = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage))
+	b.server = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage),
+		grpc.ChainUnaryInterceptor(noteUnaryError), grpc.ChainStreamInterceptor(noteStreamError))
 	if svc.Serves(protocol.V10) {
 		b.codec = svc.Codec(protocol.V10)
 		a2apb.RegisterA2AServiceServer(b.server, b)
@@ -100,6 +102,7 @@ func (b *Binding) start(ctx context.Context, m protocol.Method) (handler.Caller,
 // a2a.v1 0.3).
 func (b *Binding) startVersion(ctx context.Context, m protocol.Method, want protocol.Version) (handler.Caller, error) {
 	c, _ := ctx.Value(callerKey{}).(handler.Caller)
+	c.Info.SetMethod(m, want)
 	md, _ := metadata.FromIncomingContext(ctx)
 	if vs := md.Get("a2a-version"); len(vs) > 0 && vs[0] != "" {
 		if v, ok := protocol.ParseVersionHeader(vs[0]); !ok || v != want {
@@ -385,5 +388,38 @@ func statusError(perr *protocol.Error) error {
 			st = withDetails
 		}
 	}
-	return st.Err()
+	return &a2aStatus{st: st, perr: perr}
+}
+
+// a2aStatus is an A2A error as the gRPC status grpc-go sends, keeping the
+// error for the request's info (noteUnaryError).
+type a2aStatus struct {
+	st   *status.Status
+	perr *protocol.Error
+}
+
+func (e *a2aStatus) Error() string              { return e.st.Err().Error() }
+func (e *a2aStatus) GRPCStatus() *status.Status { return e.st }
+
+// noteUnaryError records a call's A2A error in the caller's RequestInfo.
+func noteUnaryError(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	res, err := next(ctx, req)
+	noteError(ctx, err)
+	return res, err
+}
+
+// noteStreamError is noteUnaryError for a server stream.
+func noteStreamError(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+	err := next(srv, ss)
+	noteError(ss.Context(), err)
+	return err
+}
+
+func noteError(ctx context.Context, err error) {
+	var st *a2aStatus
+	if err != nil && errors.As(err, &st) {
+		if c, ok := ctx.Value(callerKey{}).(handler.Caller); ok {
+			c.Info.SetError(st.perr)
+		}
+	}
 }
