@@ -1,6 +1,8 @@
 package caddya2a
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,6 +27,12 @@ import (
 func (h *Handler) answered(r *http.Request, req *a2aRequest, start time.Time) {
 	if h.requests != nil {
 		h.requests.observe(req.binding, &req.info, time.Since(start))
+	}
+	if sp := trace.SpanFromContext(r.Context()); sp.IsRecording() {
+		// The request's span (Caddy's tracing) says what A2A made of it.
+		i := &req.info
+		sp.SetAttributes(attribute.String("a2a.method", i.Method.String()), attribute.String("a2a.binding", bindingNames[req.binding]),
+			attribute.String("a2a.version", i.Version.String()), attribute.String("a2a.task_id", i.TaskID), attribute.Int("a2a.error_code", i.Code))
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		// One provider, read when a placeholder is asked for (by the

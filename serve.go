@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"mime"
 	"net/http"
@@ -67,6 +68,10 @@ func (h *Handler) caller(r *http.Request) handler.Caller {
 		h.anonymous.Do(h.warnAnonymous)
 	}
 	c := handler.Caller{Owner: owner, Request: r}
+	if sp := trace.SpanFromContext(r.Context()); sp.SpanContext().IsValid() {
+		// Caddy's tracing handler is in the route: the runs join its trace.
+		c.Span = sp
+	}
 	if rh, ok := h.upstream.(requestHeaders); ok {
 		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 			c.Headers = rh.RequestHeaders(repl)

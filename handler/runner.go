@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -247,7 +248,10 @@ type runLimits struct {
 type run struct {
 	st store.Store
 	// obs is the service's Observer (nil: none).
-	obs    Observer
+	obs Observer
+	// span is the trace span of the request that started the run (nil:
+	// not traced).
+	span   trace.Span
 	agent  upstream.Agent
 	owner  string
 	req    upstream.RunRequest
@@ -402,16 +406,18 @@ func (ru *run) execute(base context.Context) {
 	if cr, ok := ru.agent.(upstream.ContextReader); ok {
 		ru.req.Context = contextHistory(ctx, ru.st, ru.owner, ru.task, cr.ContextMessages())
 	}
-	// The agent's call, as the observer times it: outcome is set on
-	// each way out.
+	// The agent's call, as the observer times it and a trace spans it:
+	// outcome is set on each way out.
+	tctx, endTrace := ru.traceRun(ctx)
 	outcome, obs := RunError, ru.obs
+	defer func() { endTrace(outcome) }()
 	var started time.Time
 	if obs != nil {
 		obs.RunStarted()
 		started = time.Now()
 		defer func() { obs.RunEnded(time.Since(started), outcome) }()
 	}
-	stream, err := ru.agent.Run(ctx, &ru.req)
+	stream, err := ru.agent.Run(tctx, &ru.req)
 	if err != nil {
 		outcome = outcomeOf(ctx, err)
 		ru.refuse(err)

@@ -245,6 +245,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		settled: make(chan struct{}),
 		notify:  e.notifier(),
 		obs:     e.opts.Observer,
+		span:    c.Span,
 		req: upstream.RunRequest{
 			TaskID:     t.ID,
 			ContextID:  e.agentContextID(c.Owner, t.ContextID),

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -27,6 +28,10 @@ type Caller struct {
 	Request *http.Request
 	// Info, if set, is filled with what the request turns out to be.
 	Info *RequestInfo
+	// Span is the request's trace span when it is traced (Caddy's
+	// tracing handler): the runs it starts are traced under it and pass
+	// the trace context on to the agent. Nil: not traced.
+	Span trace.Span
 }
 
 // Service is the A2A service of one mount: every operation of the
