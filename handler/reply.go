@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"strings"
 	"time"
@@ -42,6 +44,8 @@ type replyRun struct {
 	req       *upstream.RunRequest
 	contextID string
 	owner     string
+	// span is the request's trace span (nil: not traced).
+	span trace.Span
 }
 
 // prepareReply validates a send in message mode and returns the request
@@ -67,6 +71,7 @@ func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendPa
 	return &replyRun{
 		contextID: msg.ContextID,
 		owner:     c.Owner,
+		span:      c.Span,
 		req: &upstream.RunRequest{
 			ContextID:  e.agentContextID(c.Owner, msg.ContextID),
 			Message:    msg,
@@ -91,7 +96,9 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	}
 	defer e.opts.Runner.release(rr.owner)
 	log := e.log.With(zap.String("context_id", rr.contextID))
+	ctx, endTrace := traceRun(ctx, rr.span, rr.req, attribute.String("a2a.context_id", rr.contextID))
 	outcome, obs := RunError, e.opts.Observer
+	defer func() { endTrace(outcome) }()
 	var started time.Time
 	if obs != nil {
 		obs.RunStarted()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
@@ -408,7 +409,8 @@ func (ru *run) execute(base context.Context) {
 	}
 	// The agent's call, as the observer times it and a trace spans it:
 	// outcome is set on each way out.
-	tctx, endTrace := ru.traceRun(ctx)
+	tctx, endTrace := traceRun(ctx, ru.span, &ru.req,
+		attribute.String("a2a.task_id", ru.task.ID), attribute.String("a2a.context_id", ru.task.ContextID))
 	outcome, obs := RunError, ru.obs
 	defer func() { endTrace(outcome) }()
 	var started time.Time

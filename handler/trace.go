@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // tracerName names the module's spans' instrumentation scope.
@@ -16,25 +18,24 @@ const tracerName = "github.com/caddy-a2a/caddy-a2a"
 var traceContext propagation.TraceContext
 
 // traceRun starts the spans of one agent call when the request that
-// started it is traced (Caller.Span): "a2a.run" for the turn, a child of
-// the request's span, and "a2a.upstream" for the call, whose W3C
-// traceparent/tracestate go to the agent with the run's headers. Without
-// a traced request it returns ctx and a no-op end, allocating nothing.
-func (ru *run) traceRun(ctx context.Context) (context.Context, func(outcome RunOutcome)) {
-	parent := ru.span
+// started it is traced (parent, the request's span): "a2a.run" for the
+// turn (or the message reply), a child of parent, and "a2a.upstream" for
+// the call, whose W3C traceparent/tracestate go to the agent with req's
+// headers. attrs are the run span's. Without a traced request it returns
+// ctx and a no-op end, allocating nothing.
+func traceRun(ctx context.Context, parent trace.Span, req *upstream.RunRequest, attrs ...attribute.KeyValue) (context.Context, func(outcome RunOutcome)) {
 	if parent == nil || !parent.SpanContext().IsValid() {
 		return ctx, func(RunOutcome) {}
 	}
 	tr := parent.TracerProvider().Tracer(tracerName)
-	ctx, runSpan := tr.Start(trace.ContextWithSpan(ctx, parent), "a2a.run",
-		trace.WithAttributes(attribute.String("a2a.task_id", ru.task.ID), attribute.String("a2a.context_id", ru.task.ContextID)))
+	ctx, runSpan := tr.Start(trace.ContextWithSpan(ctx, parent), "a2a.run", trace.WithAttributes(attrs...))
 	ctx, upSpan := tr.Start(ctx, "a2a.upstream", trace.WithSpanKind(trace.SpanKindClient))
-	h := ru.req.Headers.Clone()
+	h := req.Headers.Clone()
 	if h == nil {
 		h = http.Header{}
 	}
 	traceContext.Inject(ctx, propagation.HeaderCarrier(h))
-	ru.req.Headers = h
+	req.Headers = h
 	return ctx, func(outcome RunOutcome) {
 		upSpan.SetAttributes(attribute.String("a2a.outcome", string(outcome)))
 		upSpan.End()

@@ -43,6 +43,28 @@ func TestTracing(t *testing.T) {
 		t.Errorf("the agent got traceparent %q, want one of trace %s with a span of its own", tp, traceID)
 	}
 
+	// A message reply's agent call joins the trace the same way.
+	load(t, `http://:9080 {
+	tracing {
+		span a2a
+	}
+	a2a {
+		upstream {{.Agent}}
+		reply message`+skillBlock+`
+	}
+}
+`, map[string]any{"Agent": a.URL()})
+	var res struct {
+		Message *wireMessage `json:"message"`
+	}
+	call(t, base+"/a2a", "1.0", "SendMessage", map[string]any{"message": msg10("hi", "", "")}, sent).ok(t, &res)
+	mu.Lock()
+	tp = got[len(got)-1]
+	mu.Unlock()
+	if res.Message == nil || !strings.Contains(tp, "-"+traceID+"-") {
+		t.Errorf("message reply: %v, the agent got traceparent %q", res.Message, tp)
+	}
+
 	load(t, minimal(), map[string]any{"Agent": a.URL()})
 	send10(t, base+"/a2a", msg10("hi", "", ""), sent)
 	mu.Lock()
