@@ -8,7 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
@@ -120,3 +125,28 @@ func (w *countingWriter) Idle()                               {}
 func (w *countingWriter) Heartbeat() error                    { return nil }
 func (w *countingWriter) Fail(*protocol.Error)                {}
 func (w *countingWriter) CutOnUnload(context.Context)         {}
+
+// TestRunLogFields: a run's log lines carry the task and context ids, the
+// fields the request's placeholders and access log line use.
+func TestRunLogFields(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	st := memory.New(memory.Options{})
+	runner := NewRunner(zap.New(core))
+	svc, err := New(Options{Store: st, Agent: failingAgent{errors.New("connection refused")}, Runner: runner, Streaming: true, Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Close(); st.Close() })
+	res, perr := svc.SendMessage(context.Background(), Caller{Owner: "alice"}, &protocol.SendParams{Message: userMessage("m-9", "hi"), Blocking: true})
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	entries := logs.FilterMessage("a2a: agent run failed").All()
+	if len(entries) != 1 {
+		t.Fatalf("%d failure lines", len(entries))
+	}
+	f := entries[0].ContextMap()
+	if f["task_id"] != res.Task.ID || f["context_id"] != res.Task.ContextID {
+		t.Errorf("log fields %v, want task_id %s context_id %s", f, res.Task.ID, res.Task.ContextID)
+	}
+}

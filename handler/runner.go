@@ -331,7 +331,13 @@ type run struct {
 // logger returns the run's logger, naming its task.
 func (ru *run) logger() *zap.Logger {
 	if ru.log == nil {
-		ru.log = ru.baseLog.With(zap.String("task_id", ru.task.ID))
+		// The fields the request's placeholders and Caddy's access log
+		// use, so a run's lines join its request's.
+		fields := []zap.Field{zap.String("task_id", ru.task.ID), zap.String("context_id", ru.task.ContextID)}
+		if ru.span != nil && ru.span.SpanContext().IsValid() {
+			fields = append(fields, zap.String("traceID", ru.span.SpanContext().TraceID().String()))
+		}
+		ru.log = ru.baseLog.With(fields...)
 	}
 	return ru.log
 }
