@@ -22,11 +22,13 @@ type modelServer struct {
 	// requests are the decoded bodies, auth the Authorization headers.
 	requests []map[string]any
 	auth     []string
-	gone     chan struct{}
+	// held is signalled when a "hold" request has its first delta, gone
+	// when that request went away.
+	held, gone chan struct{}
 }
 
 func newModelServer(t *testing.T) *modelServer {
-	m := &modelServer{gone: make(chan struct{}, 4)}
+	m := &modelServer{held: make(chan struct{}, 4), gone: make(chan struct{}, 4)}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
 	return m
@@ -70,6 +72,7 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 	switch input {
 	case "hold":
 		chunk("wait", "")
+		m.held <- struct{}{}
 		<-r.Context().Done()
 		m.gone <- struct{}{}
 		return
@@ -234,7 +237,13 @@ func TestOpenAIContentAndFailures(t *testing.T) {
 	}
 	call(t, base+"/a2a", "1.0", "SendMessage", map[string]any{"message": msg10("hold", "", ""),
 		"configuration": map[string]any{"returnImmediately": true}}, alice).ok(t, &res)
-	waitState(t, base+"/a2a", res.Task.ID, "TASK_STATE_WORKING", alice)
+	// Cancel once the model is answering: a cancel before the request is
+	// sent aborts it before the server sees it.
+	select {
+	case <-m.held:
+	case <-timeout():
+		t.Fatal("the model server never got the request")
+	}
 	call(t, base+"/a2a", "1.0", "CancelTask", map[string]any{"id": res.Task.ID}, alice).ok(t, nil)
 	select {
 	case <-m.gone:
