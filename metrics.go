@@ -41,7 +41,7 @@ var runOutcomes = []handler.RunOutcome{handler.RunOK, handler.RunRefused, handle
 // collectors, with every label set resolved when the config loads so that
 // an event costs no allocation.
 type mountMetrics struct {
-	states   map[protocol.TaskState]prometheus.Counter
+	states   [protocol.StateAuthRequired + 1]prometheus.Counter
 	runs     prometheus.Gauge
 	streams  prometheus.Gauge
 	duration map[handler.RunOutcome]prometheus.Observer
@@ -71,7 +71,7 @@ func newMountMetrics(reg prometheus.Registerer, kind string) (*mountMetrics, err
 	if err != nil {
 		return nil, err
 	}
-	m := &mountMetrics{states: map[protocol.TaskState]prometheus.Counter{}, runs: runs, streams: streams,
+	m := &mountMetrics{runs: runs, streams: streams,
 		duration: map[handler.RunOutcome]prometheus.Observer{}, errors: map[handler.RunOutcome]prometheus.Counter{}}
 	for _, s := range metricStates {
 		m.states[s] = tasks.WithLabelValues(s.String())
@@ -104,8 +104,8 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 
 // TaskState implements handler.Observer.
 func (m *mountMetrics) TaskState(s protocol.TaskState) {
-	if c := m.states[s]; c != nil {
-		c.Inc()
+	if s >= 0 && int(s) < len(m.states) && m.states[s] != nil {
+		m.states[s].Inc()
 	}
 }
 

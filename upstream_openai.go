@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 	openaiagent "github.com/caddy-a2a/caddy-a2a/upstream/openai"
 )
@@ -145,7 +146,7 @@ func (u *OpenAIUpstream) defaultOutputModes() []string { return openAIOutputMode
 // text/* file's bytes go as text), JSON and images, nothing else.
 func (u *OpenAIUpstream) checkInputModes(modes []string) error {
 	for _, m := range modes {
-		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(m, ";", 2)[0]))
+		mt := protocol.BaseMediaType(m)
 		if !strings.HasPrefix(mt, "text/") && !strings.HasPrefix(mt, "image/") && mt != "application/json" {
 			return fmt.Errorf("%s: the openai upstream sends the model text, JSON and images only (text/*, application/json, image/*)", m)
 		}

@@ -229,11 +229,9 @@ func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.Pu
 // running task recorded failed) notify through this service's push
 // settings: the newest service with push on a runner calls it.
 func (e *Service) NotifyRunnerWrites() {
-	if e.opts.Push == nil && e.opts.Observer == nil {
-		return
+	if fn := e.afterWrite; fn != nil {
+		e.opts.Runner.notify.Store(&fn)
 	}
-	fn := e.notify
-	e.opts.Runner.notify.Store(&fn)
 }
 
 // notifier is the runs' hook after each stored write: nil without push
@@ -242,17 +240,16 @@ func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Eve
 	return e.afterWrite
 }
 
-// notify queues the deliveries of one write to task t (its snapshot after
-// the write, the events written, last the id of the newest of them, ""
-// if unknown): worked out when their turn comes, for the configs the
-// task has then. 1.0 receivers get each event as a StreamResponse, 0.3
-// receivers the task once per write.
+// notify is written without force: the hook of the runs' and the
+// runner's writes.
 func (e *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
 	e.written(owner, t, last, evs, false)
 }
 
-// written is what follows a stored write of task t: the observer hears
-// its states, the push configs get its events (force as notifyWrite's).
+// written is what follows a stored write of task t (its snapshot after
+// the write, the events written, last the id of the newest of them, ""
+// if unknown): the observer hears its states, and the push configs get
+// its events (notifyWrite; force as there).
 func (e *Service) written(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
 	if o := e.opts.Observer; o != nil {
 		observeStates(o, evs)
@@ -260,9 +257,11 @@ func (e *Service) written(owner string, t *protocol.Task, last string, evs []pro
 	e.notifyWrite(owner, t, last, evs, force)
 }
 
-// notifyWrite is notify; force: queue it even if the store says the
-// write found no configs (a send's inline config, put after the task's
-// first write).
+// notifyWrite queues the deliveries of one write to task t: worked out
+// when their turn comes, for the configs the task has then. 1.0
+// receivers get each event as a StreamResponse, 0.3 receivers the task
+// once per write. force: queue it even if the store says the write found
+// no configs (a send's inline config, put after the task's first write).
 func (e *Service) notifyWrite(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
 	po := e.opts.Push
 	if po == nil || len(evs) == 0 {

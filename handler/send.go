@@ -134,9 +134,9 @@ func mediaAccepted(modes []string, mt string) bool {
 	if len(modes) == 0 {
 		return true
 	}
-	mt = baseMediaType(mt)
+	mt = protocol.BaseMediaType(mt)
 	for _, m := range modes {
-		m = baseMediaType(m)
+		m = protocol.BaseMediaType(m)
 		switch {
 		case m == "*/*" || m == mt:
 			return true
@@ -145,13 +145,6 @@ func mediaAccepted(modes []string, mt string) bool {
 		}
 	}
 	return false
-}
-
-func baseMediaType(s string) string {
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(s))
 }
 
 // createTask creates the task of a send, submitted. With working (a send

@@ -100,20 +100,15 @@ func partText(p *protocol.Part) (string, bool) {
 // fileText is an inline text/* file's bytes as text (the mount's
 // input_modes let it through: the module never fetches a file's URL).
 func fileText(p *protocol.Part) (string, bool) {
-	if p.Kind != protocol.PartFile || p.Raw == nil || !strings.HasPrefix(baseType(p.MediaType), "text/") {
+	if p.Kind != protocol.PartFile || p.Raw == nil || !strings.HasPrefix(protocol.BaseMediaType(p.MediaType), "text/") {
 		return "", false
 	}
 	return string(p.Raw), true
 }
 
-// baseType is a media type without its parameters, lower-cased.
-func baseType(mt string) string {
-	return strings.ToLower(strings.TrimSpace(strings.SplitN(mt, ";", 2)[0]))
-}
-
 // imageURL is an image file part as the chat API's image URL.
 func imageURL(p *protocol.Part) (string, error) {
-	mt := baseType(p.MediaType)
+	mt := protocol.BaseMediaType(p.MediaType)
 	if !strings.HasPrefix(mt, "image/") {
 		what := "a file part without a media type"
 		if mt != "" {
