@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
 // The collectors a mount registers in the registry Caddy gives the config
@@ -224,4 +225,42 @@ func (m *requestMetrics) observe(b int, info *handler.RequestInfo, d time.Durati
 		c = slot.Load()
 	}
 	(*c).Inc()
+}
+
+var (
+	pushDeliveriesOpts = prometheus.CounterOpts{Namespace: "caddy", Subsystem: "a2a", Name: "push_deliveries_total",
+		Help: "Push notifications that ended, by outcome (delivered, failed after every attempt, dropped with the queue full)."}
+	pushRetriesOpts = prometheus.CounterOpts{Namespace: "caddy", Subsystem: "a2a", Name: "push_retries_total",
+		Help: "Push notification attempts that failed and were tried again."}
+)
+
+// pushMetrics counts a backend dispatcher's outcomes, labels resolved
+// when the config loads.
+type pushMetrics struct {
+	outcomes [push.Dropped + 1]prometheus.Counter
+}
+
+// newPushMetrics registers (or finds) the push collectors in reg.
+func newPushMetrics(reg prometheus.Registerer) (*pushMetrics, error) {
+	deliveries, err := register(reg, prometheus.NewCounterVec(pushDeliveriesOpts, []string{"outcome"}))
+	if err != nil {
+		return nil, err
+	}
+	retries, err := register(reg, prometheus.NewCounter(pushRetriesOpts))
+	if err != nil {
+		return nil, err
+	}
+	m := &pushMetrics{}
+	m.outcomes[push.Delivered] = deliveries.WithLabelValues("delivered")
+	m.outcomes[push.Failed] = deliveries.WithLabelValues("failed")
+	m.outcomes[push.Dropped] = deliveries.WithLabelValues("dropped")
+	m.outcomes[push.Retried] = retries
+	return m, nil
+}
+
+// observe counts one outcome.
+func (m *pushMetrics) observe(o push.Outcome) {
+	if int(o) < len(m.outcomes) {
+		m.outcomes[o].Inc()
+	}
 }

@@ -260,6 +260,11 @@ type Handler struct {
 	// when Caddy gives no registry).
 	metrics  *mountMetrics
 	requests *requestMetrics
+	// storeOps is the backend's store, counting its operations (nil
+	// without a registry): the service's store, so runs count too.
+	storeOps *meteredStore
+	// pushOps counts push deliveries (nil without push or metrics).
+	pushOps *pushMetrics
 	// extCard is the extended card of a static card (checked with it);
 	// extCards renders the one served (a gateway's follows its agent's).
 	extCard  *protocol.AgentCard
@@ -451,6 +456,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("store: module %T is not an a2a store (caddya2a.StoreModule)", mod)
 	}
 	h.store = st
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		if h.storeOps, err = newMeteredStore(reg, st.CaddyModule().ID.Name(), st.Backend().store); err != nil {
+			return err
+		}
+		if h.Push != nil {
+			if h.pushOps, err = newPushMetrics(reg); err != nil {
+				return err
+			}
+		}
+	}
 	// The runs log through the newest config's logger.
 	st.Backend().log.Store(h.logger)
 	mount := h.describeMount(ctx)
@@ -573,6 +588,9 @@ func (h *Handler) build() error {
 	if h.metrics != nil {
 		opts.Observer = h.metrics
 	}
+	if h.storeOps != nil {
+		opts.Store = h.storeOps
+	}
 	h.Limits.apply(&opts)
 	if opts.Push, err = h.Push.options(b, h.pushIssuer); err != nil {
 		return err
@@ -586,6 +604,9 @@ func (h *Handler) build() error {
 		// settings.
 		resume := svc.ResumeNotice
 		b.push.resume.Store(&resume)
+		if h.pushOps != nil {
+			b.push.metrics.Store(h.pushOps)
+		}
 		svc.NotifyRunnerWrites()
 	}
 	h.rpc = jsonrpc.New(svc)

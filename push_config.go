@@ -221,8 +221,10 @@ type pushState struct {
 	// resume is the newest push config's ResumeNotice: handed-over
 	// notices are delivered with its settings.
 	resume atomic.Pointer[func([]byte) error]
-	stop   context.CancelFunc
-	done   chan struct{}
+	// metrics count the deliveries in the newest config's registry.
+	metrics atomic.Pointer[pushMetrics]
+	stop    context.CancelFunc
+	done    chan struct{}
 }
 
 // handoffKind names the push notices among a store's handoffs.
@@ -233,7 +235,11 @@ const handoffPoll = 2 * time.Second
 
 func (b *Backend) dispatcher() *push.Dispatcher {
 	b.push.once.Do(func() {
-		b.push.d = push.New(push.Options{Logger: zap.New(&liveCore{cur: b.log})})
+		b.push.d = push.New(push.Options{Logger: zap.New(&liveCore{cur: b.log}), Observe: func(o push.Outcome) {
+			if m := b.push.metrics.Load(); m != nil {
+				m.observe(o)
+			}
+		}})
 		if h, ok := b.store.(store.Handoffs); ok {
 			ctx, cancel := context.WithCancel(context.Background())
 			b.push.stop, b.push.done = cancel, make(chan struct{})

@@ -30,7 +30,7 @@ func (e *Service) ExtendedCard(c Caller, v protocol.Version, params []byte) ([]b
 	}
 	doc, err := x.Render(c.Request, v)
 	if err != nil {
-		return nil, internalError(e.log, "rendering the extended card", err)
+		return nil, internalError(c.log(e.log), "rendering the extended card", err)
 	}
 	return doc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -148,5 +149,42 @@ func TestRunLogFields(t *testing.T) {
 	f := entries[0].ContextMap()
 	if f["task_id"] != res.Task.ID || f["context_id"] != res.Task.ContextID {
 		t.Errorf("log fields %v, want task_id %s context_id %s", f, res.Task.ID, res.Task.ContextID)
+	}
+}
+
+// sickStore fails every Get as a store fault would.
+type sickStore struct{ store.Store }
+
+func (sickStore) Get(context.Context, string, string) (*store.Record, error) {
+	return nil, errors.New("connection reset")
+}
+
+// TestRequestLogFields: the line a store fault leaves carries the
+// request's method and version and the task id, with the error id the
+// caller is answered.
+func TestRequestLogFields(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	mem := memory.New(memory.Options{})
+	t.Cleanup(func() { mem.Close() })
+	svc := newTestService(t, failingAgent{errors.New("unused")}, func(o *Options) {
+		o.Store = sickStore{mem}
+		o.Logger = zap.New(core)
+	})
+	info := &RequestInfo{}
+	info.SetMethod(protocol.MethodGetTask, protocol.V03)
+	_, perr := svc.GetTask(context.Background(), Caller{Owner: "alice", Info: info}, &protocol.GetTaskParams{ID: "t-1"})
+	if perr == nil || perr.Code != protocol.CodeInternal {
+		t.Fatalf("answer %v, want -32603", perr)
+	}
+	entries := logs.FilterMessage("a2a: get task failed").All()
+	if len(entries) != 1 {
+		t.Fatalf("%d lines, want 1: %v", len(entries), logs.All())
+	}
+	f := entries[0].ContextMap()
+	if f["method"] != "GetTask" || f["version"] != "0.3" || f["task_id"] != "t-1" || f["error_id"] == nil {
+		t.Errorf("log fields %v, want method GetTask, version 0.3, task_id t-1 and an error_id", f)
+	}
+	if _, traced := f["traceID"]; traced {
+		t.Errorf("an untraced request's line has a traceID: %v", f)
 	}
 }

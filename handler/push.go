@@ -139,7 +139,7 @@ func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 	}
 	data, err := json.Marshal(&s)
 	if err != nil {
-		return nil, internalError(e.log, "encode push config", err)
+		return nil, internalError(c.log(e.log), "encode push config", err)
 	}
 	max := e.opts.Push.MaxConfigs
 	err = e.opts.Store.PutPushConfig(ctx, c.Owner, cfg.TaskID, store.PushConfig{ID: cfg.ID, Data: data}, max)
@@ -151,7 +151,7 @@ func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 		return nil, perr
 	}
 	if err != nil {
-		return nil, storeError(e.log, "set push config", cfg.TaskID, err)
+		return nil, storeError(c.log(e.log), "set push config", cfg.TaskID, err)
 	}
 	return &cfg, nil
 }
@@ -220,7 +220,7 @@ func (e *Service) ListPushConfigs(ctx context.Context, c Caller, p *protocol.Pus
 // must be the caller's.
 func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) *protocol.Error {
 	if err := e.opts.Store.DeletePushConfig(ctx, c.Owner, p.TaskID, p.ID); err != nil {
-		return storeError(e.log, "delete push config", p.TaskID, err)
+		return storeError(c.log(e.log), "delete push config", p.TaskID, err)
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (e *Service) notifyWrite(owner string, t *protocol.Task, last string, evs [
 	if po == nil || len(evs) == 0 {
 		return
 	}
-	if h, ok := e.opts.Store.(store.PushHints); ok {
+	if h, ok := store.As[store.PushHints](e.opts.Store); ok {
 		if may := h.MayHavePushConfigs(t.ID, t.Status.State.Terminal()); !may && !force {
 			// The write found no configs: nothing to read or deliver.
 			return

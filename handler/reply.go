@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"io"
 	"strings"
@@ -96,7 +95,7 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	}
 	defer e.opts.Runner.release(rr.owner)
 	log := e.log.With(zap.String("context_id", rr.contextID))
-	ctx, endTrace := traceRun(ctx, rr.span, rr.req, attribute.String("a2a.context_id", rr.contextID))
+	ctx, endTrace := traceRun(ctx, rr.span, rr.req, "", rr.contextID)
 	outcome, obs := RunError, e.opts.Observer
 	defer func() { endTrace(outcome) }()
 	var started time.Time

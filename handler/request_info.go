@@ -1,6 +1,10 @@
 package handler
 
-import "github.com/caddy-a2a/caddy-a2a/protocol"
+import (
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
 
 // RequestInfo is what is learnt of one request as it is served: the
 // binding and the service fill it (through Caller.Info) for the envelope's
@@ -38,4 +42,23 @@ func (i *RequestInfo) SetTask(t *protocol.Task) {
 	if i != nil && t != nil {
 		i.TaskID, i.ContextID, i.State = t.ID, t.ContextID, t.Status.State
 	}
+}
+
+// log is the service's logger with the fields of the request c makes
+// (method and version as far as known, and the traceID when the request
+// is traced), so a line an error answer leaves joins its request's access
+// log line. Only error paths call it: an answer that goes well costs
+// nothing.
+func (c Caller) log(base *zap.Logger) *zap.Logger {
+	var fields []zap.Field
+	if i := c.Info; i != nil && i.Method != 0 {
+		fields = append(fields, zap.String("method", i.Method.String()), zap.String("version", i.Version.String()))
+	}
+	if c.Span != nil && c.Span.SpanContext().IsValid() {
+		fields = append(fields, zap.String("traceID", c.Span.SpanContext().TraceID().String()))
+	}
+	if len(fields) == 0 {
+		return base
+	}
+	return base.With(fields...)
 }

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
@@ -415,8 +414,7 @@ func (ru *run) execute(base context.Context) {
 	}
 	// The agent's call, as the observer times it and a trace spans it:
 	// outcome is set on each way out.
-	tctx, endTrace := traceRun(ctx, ru.span, &ru.req,
-		attribute.String("a2a.task_id", ru.task.ID), attribute.String("a2a.context_id", ru.task.ContextID))
+	tctx, endTrace := traceRun(ctx, ru.span, &ru.req, ru.task.ID, ru.task.ContextID)
 	outcome, obs := RunError, ru.obs
 	defer func() { endTrace(outcome) }()
 	var started time.Time

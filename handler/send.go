@@ -71,7 +71,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 		if _, perr := e.putPushConfig(ctx, c, &cfg, 0); perr != nil {
 			// The task is written and runs, without the config (only a
 			// continued task can be full, or the store fail here).
-			e.log.Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
+			c.log(e.log).Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
 		}
 	}
 	e.written(c.Owner, s.run.written, s.lastEventID, s.events, p.Push != nil)
@@ -175,7 +175,7 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 	}
 	v, err := e.opts.Store.Create(ctx, c.Owner, stored, evs...)
 	if err != nil {
-		return started{}, storeError(e.log, "create task", t.ID, err)
+		return started{}, storeError(c.log(e.log), "create task", t.ID, err)
 	}
 	return started{task: t, events: evs, run: e.newRun(c, stored, v, &msg, nil, p)}, nil
 }
@@ -189,7 +189,7 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 	for range maxCASAttempts {
 		rec, err := e.opts.Store.Get(ctx, c.Owner, id)
 		if err != nil {
-			return started{}, storeError(e.log, "get task", id, err)
+			return started{}, storeError(c.log(e.log), "get task", id, err)
 		}
 		// The stored task is shared: change a copy, and give the history
 		// a new array (clipped) so two sends racing on one task never
@@ -219,11 +219,11 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 			continue
 		}
 		if err != nil {
-			return started{}, storeError(e.log, "continue task", id, err)
+			return started{}, storeError(c.log(e.log), "continue task", id, err)
 		}
 		return started{task: &t, lastEventID: last, events: []protocol.Event{ev}, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
 	}
-	return started{}, internalError(e.log, "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
+	return started{}, internalError(c.log(e.log), "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
 
 func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
@@ -301,7 +301,7 @@ func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 				// The agent refused the turn before any output (set before
 				// the run settled): the caller gets its error, as from the
 				// agent itself; the task records the turn as failed.
-				return nil, refusalError(e.log, t.ID, r)
+				return nil, refusalError(c.log(e.log), t.ID, r)
 			}
 			t = final
 		} else {
@@ -310,7 +310,7 @@ func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 			// whatever the task holds now, and the run, if any, goes on.
 			rec, err := e.opts.Store.Get(context.WithoutCancel(ctx), c.Owner, t.ID)
 			if err != nil {
-				return nil, storeError(e.log, "get task", t.ID, err)
+				return nil, storeError(c.log(e.log), "get task", t.ID, err)
 			}
 			t = rec.Task
 		}

@@ -117,7 +117,7 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
 		if err != nil {
 			_ = e.startRun(&st)
-			return nil, storeError(e.log, "get task", task.ID, err)
+			return nil, storeError(c.log(e.log), "get task", task.ID, err)
 		}
 		task, snapID = rec.Task, rec.LastEventID
 	}
@@ -134,7 +134,7 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		select {
 		case <-ack:
 			if r := st.run.refused; r != nil {
-				return nil, refusalError(e.log, task.ID, r)
+				return nil, refusalError(c.log(e.log), task.ID, r)
 			}
 		case <-ctx.Done():
 		case <-e.unloaded:
@@ -264,12 +264,12 @@ var errUnloaded = errors.New("handler: config unloaded")
 // stream holds no context, timer or goroutine of its own per wait. A
 // store.Tailer hands the stream the events it heard, with no read.
 func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id, after string) ([]store.StoredEvent, error) {
-	n, ok := e.opts.Store.(store.Notifier)
+	n, ok := store.As[store.Notifier](e.opts.Store)
 	if !ok {
 		return e.waitEventsBlocking(ctx, s, id, after)
 	}
 	hb := st.heartbeatTimer(e.opts.Heartbeat)
-	tl, tails := e.opts.Store.(store.Tailer)
+	tl, tails := store.As[store.Tailer](e.opts.Store)
 	for {
 		var ready <-chan struct{}
 		var err error

@@ -17,7 +17,7 @@ import (
 func (e *Service) GetTask(ctx context.Context, c Caller, p *protocol.GetTaskParams) (*protocol.Task, *protocol.Error) {
 	rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
 	if err != nil {
-		return nil, storeError(e.log, "get task", p.ID, err)
+		return nil, storeError(c.log(e.log), "get task", p.ID, err)
 	}
 	c.Info.SetTask(rec.Task)
 	return withHistoryLength(rec.Task, p.HistoryLength), nil
@@ -31,7 +31,7 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 	for range maxCASAttempts {
 		rec, err := e.opts.Store.Get(ctx, c.Owner, p.ID)
 		if err != nil {
-			return nil, storeError(e.log, "get task", p.ID, err)
+			return nil, storeError(c.log(e.log), "get task", p.ID, err)
 		}
 		if rec.Task.Status.State.Terminal() {
 			return nil, protocol.ErrTaskNotCancelable(p.ID)
@@ -44,13 +44,13 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 			continue
 		}
 		if err != nil {
-			return nil, storeError(e.log, "cancel task", p.ID, err)
+			return nil, storeError(c.log(e.log), "cancel task", p.ID, err)
 		}
 		e.notify(c.Owner, &t, last, []protocol.Event{ev})
 		// The task is canceled whatever happens to the signal; a lost
 		// signal only lets the run go on until its next write.
 		if err := e.opts.Store.SignalCancel(context.WithoutCancel(ctx), t.ID); err != nil {
-			e.log.Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
+			c.log(e.log).Warn("a2a: cancel signal failed", zap.String("task_id", t.ID), zap.Error(err))
 		}
 		if rec.Task.Status.State.Interrupted() && t.Upstream != "" {
 			e.cancelUpstream(c, &t)
@@ -58,7 +58,7 @@ func (e *Service) CancelTask(ctx context.Context, c Caller, p *protocol.TaskIDPa
 		c.Info.SetTask(&t)
 		return &t, nil
 	}
-	return nil, internalError(e.log, "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
+	return nil, internalError(c.log(e.log), "cancel task", errors.New("too many version conflicts"), zap.String("task_id", p.ID))
 }
 
 // upstreamCancelWait bounds telling the agent of a cancel.
@@ -79,7 +79,7 @@ func (e *Service) cancelUpstream(c Caller, t *protocol.Task) {
 		ctx, cancel := context.WithTimeout(context.Background(), upstreamCancelWait)
 		defer cancel()
 		if err := cn.Cancel(ctx, req); err != nil {
-			e.log.Warn("a2a: the agent was not told of a cancel", zap.String("task_id", req.TaskID), zap.Error(err))
+			c.log(e.log).Warn("a2a: the agent was not told of a cancel", zap.String("task_id", req.TaskID), zap.Error(err))
 		}
 	}()
 }
@@ -109,7 +109,7 @@ func (e *Service) ListTasks(ctx context.Context, c Caller, p *protocol.ListTasks
 			protocol.FieldViolation{Field: "pageToken", Description: "is not a token this server issued"})
 	}
 	if err != nil {
-		return nil, internalError(e.log, "list tasks", err)
+		return nil, internalError(c.log(e.log), "list tasks", err)
 	}
 	res.Tasks = make([]protocol.Task, len(page.Tasks))
 	for i, t := range page.Tasks {
@@ -128,7 +128,7 @@ func (e *Service) ListTasks(ctx context.Context, c Caller, p *protocol.ListTasks
 func (e *Service) subscribable(ctx context.Context, c Caller, id string) (*store.Record, *protocol.Error) {
 	rec, err := e.opts.Store.Get(ctx, c.Owner, id)
 	if err != nil {
-		return nil, storeError(e.log, "get task", id, err)
+		return nil, storeError(c.log(e.log), "get task", id, err)
 	}
 	if rec.Task.Status.State.Terminal() {
 		return nil, protocol.ErrUnsupportedOperation("Task is in a terminal state; there is nothing to subscribe to")

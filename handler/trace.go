@@ -21,11 +21,18 @@ var traceContext propagation.TraceContext
 // started it is traced (parent, the request's span): "a2a.run" for the
 // turn (or the message reply), a child of parent, and "a2a.upstream" for
 // the call, whose W3C traceparent/tracestate go to the agent with req's
-// headers. attrs are the run span's. Without a traced request it returns
-// ctx and a no-op end, allocating nothing.
-func traceRun(ctx context.Context, parent trace.Span, req *upstream.RunRequest, attrs ...attribute.KeyValue) (context.Context, func(outcome RunOutcome)) {
+// headers. The run span carries taskID (when not empty) and contextID.
+// Without a traced request it returns ctx and a no-op end, allocating
+// nothing: the attributes are made only here, past that test (a variadic
+// of them at the call site cost every send an allocation,
+// BenchmarkServeSend).
+func traceRun(ctx context.Context, parent trace.Span, req *upstream.RunRequest, taskID, contextID string) (context.Context, func(outcome RunOutcome)) {
 	if parent == nil || !parent.SpanContext().IsValid() {
 		return ctx, func(RunOutcome) {}
+	}
+	attrs := []attribute.KeyValue{attribute.String("a2a.context_id", contextID)}
+	if taskID != "" {
+		attrs = append(attrs, attribute.String("a2a.task_id", taskID))
 	}
 	tr := parent.TracerProvider().Tracer(tracerName)
 	ctx, runSpan := tr.Start(trace.ContextWithSpan(ctx, parent), "a2a.run", trace.WithAttributes(attrs...))

@@ -42,19 +42,28 @@ func TestMetrics(t *testing.T) {
 
 	m := metricLines(t)
 	for k, want := range map[string]string{
-		`caddy_a2a_tasks_total{state="submitted"}`:                               "3",
-		`caddy_a2a_tasks_total{state="working"}`:                                 "3",
-		`caddy_a2a_tasks_total{state="completed"}`:                               "3",
-		`caddy_a2a_tasks_total{state="failed"}`:                                  "0",
-		`caddy_a2a_runs_in_flight`:                                               "0",
-		`caddy_a2a_streams_open`:                                                 "0",
-		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="ok"}`:    "3",
-		`caddy_a2a_upstream_errors_total{kind="http",reason="error"}`:            "0",
-		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="error"}`: "0",
+		`caddy_a2a_tasks_total{state="submitted"}`:                                  "3",
+		`caddy_a2a_tasks_total{state="working"}`:                                    "3",
+		`caddy_a2a_tasks_total{state="completed"}`:                                  "3",
+		`caddy_a2a_tasks_total{state="failed"}`:                                     "0",
+		`caddy_a2a_runs_in_flight`:                                                  "0",
+		`caddy_a2a_streams_open`:                                                    "0",
+		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="ok"}`:       "3",
+		`caddy_a2a_upstream_errors_total{kind="http",reason="error"}`:               "0",
+		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="error"}`:    "0",
+		`caddy_a2a_store_operations_total{op="create",outcome="ok",store="memory"}`: "3",
 	} {
 		if m[k] != want {
 			t.Errorf("%s = %q, want %s", k, m[k], want)
 		}
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "caddy_a2a_store_operations_total{") && !strings.Contains(k, `outcome="ok"`) {
+			t.Errorf("a store operation that did not end well: %s = %s", k, m[k])
+		}
+	}
+	if m[`caddy_a2a_store_operations_total{op="update",outcome="ok",store="memory"}`] == "" {
+		t.Error("no task update was counted")
 	}
 	if t.Failed() {
 		t.Logf("metrics: %v", m)

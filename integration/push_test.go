@@ -345,6 +345,19 @@ func TestPushRetries(t *testing.T) {
 		gone.next(t)
 	}
 	gone.none(t)
+	// flaky: 2 retries, 3 delivered; down: 2 retries of each of 3, each
+	// given up; gone: 3 given up at once.
+	m := metricLines(t)
+	for k, want := range map[string]string{
+		`caddy_a2a_push_deliveries_total{outcome="delivered"}`: "3",
+		`caddy_a2a_push_deliveries_total{outcome="failed"}`:    "6",
+		`caddy_a2a_push_deliveries_total{outcome="dropped"}`:   "0",
+		`caddy_a2a_push_retries_total`:                         "8",
+	} {
+		if m[k] != want {
+			t.Errorf("%s = %q, want %s", k, m[k], want)
+		}
+	}
 }
 
 // TestPushSigned: with signing_key every delivery carries a JWT a

@@ -50,7 +50,26 @@ type Options struct {
 	// attempt up to MaxBackoff (default 30s), with jitter.
 	Backoff, MaxBackoff time.Duration
 	Logger              *zap.Logger
+	// Observe, when set, is told how each delivery went (for metrics);
+	// it is called from the workers and Enqueue and must not block.
+	Observe func(Outcome)
 }
+
+// Outcome is what happened to a delivery, as Options.Observe is told.
+type Outcome int
+
+// The outcomes.
+const (
+	// Delivered: the receiver answered 2xx.
+	Delivered Outcome = iota
+	// Failed: the dispatcher gave up on the delivery (a status that is
+	// not retried, the attempts used up, or a claim that failed).
+	Failed
+	// Retried: an attempt failed and another follows.
+	Retried
+	// Dropped: a notice was not queued, the queue being full.
+	Dropped
+)
 
 // Dispatcher delivers notices, each task's in the order they were
 // queued: one worker at a time takes a task's queue, so a slow receiver
@@ -100,6 +119,9 @@ func New(o Options) *Dispatcher {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
+	if o.Observe == nil {
+		o.Observe = func(Outcome) {}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// Each task is in ready at most once and has a notice queued, so
 	// ready never holds more than MaxQueued: a send never blocks.
@@ -121,6 +143,7 @@ func (d *Dispatcher) EnqueueHandoff(task string, n Notice, handoff func() []byte
 	if d.queued >= d.opts.MaxQueued {
 		d.opts.Logger.Warn("a2a: push notification dropped: the delivery queue is full",
 			zap.String("task_id", task), zap.Int("queued", d.queued))
+		d.opts.Observe(Dropped)
 		return false
 	}
 	if !d.started {
@@ -232,6 +255,7 @@ func (d *Dispatcher) deliver(dl *Delivery) {
 		}
 		if err != nil {
 			log.Warn("a2a: push notification not delivered: its claim failed", zap.Error(err))
+			d.opts.Observe(Failed)
 			return
 		}
 		if !ok {
@@ -242,6 +266,7 @@ func (d *Dispatcher) deliver(dl *Delivery) {
 	for i := 1; ; i++ {
 		status, err := d.attempt(dl)
 		if err == nil && status/100 == 2 {
+			d.opts.Observe(Delivered)
 			return
 		}
 		if d.ctx.Err() != nil {
@@ -256,8 +281,10 @@ func (d *Dispatcher) deliver(dl *Delivery) {
 				fields = append(fields, zap.Int("status", status))
 			}
 			log.Warn("a2a: push notification not delivered", fields...)
+			d.opts.Observe(Failed)
 			return
 		}
+		d.opts.Observe(Retried)
 		if !d.sleep(d.backoff(i)) {
 			return
 		}

@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -206,5 +207,59 @@ func TestCloseHandsOff(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "n0,n1,n2" {
 		t.Fatalf("handoffs %q, want n0,n1,n2", got)
+	}
+}
+
+// outcomes counts what a dispatcher tells Observe.
+type outcomes struct {
+	mu sync.Mutex
+	n  map[Outcome]int
+}
+
+func (o *outcomes) observe(x Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n[x]++
+}
+
+func (o *outcomes) get() map[Outcome]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.n)
+}
+
+// Observe hears each retry and each delivery's end: two retries then a
+// delivery; three failed attempts of three, then a give-up; a 400 given
+// up at once; and a notice the full queue drops.
+func TestObserveOutcomes(t *testing.T) {
+	rc, srv := newReceiver(t, 500, 503, 200, 500, 500, 500, 400)
+	o := &outcomes{n: map[Outcome]int{}}
+	d := New(Options{Workers: 1, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Observe: o.observe})
+	defer d.Close()
+	c := testClient(t)
+	d.Enqueue("t", notice(srv.URL, c, 5, "a"))
+	waitN(t, rc, 3)
+	waitIdle(t, d)
+	d.Enqueue("t", notice(srv.URL, c, 3, "b"))
+	waitN(t, rc, 3)
+	waitIdle(t, d)
+	d.Enqueue("t", notice(srv.URL, c, 3, "c"))
+	waitN(t, rc, 1)
+	waitIdle(t, d)
+	want := map[Outcome]int{Retried: 4, Delivered: 1, Failed: 2}
+	if got := o.get(); !maps.Equal(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+
+	full := New(Options{Workers: 1, MaxQueued: 1, Backoff: time.Hour, Observe: o.observe})
+	defer full.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer down.Close()
+	full.Enqueue("u", notice(down.URL, c, 5, "held"))
+	if full.Enqueue("v", notice(down.URL, c, 5, "dropped")) {
+		t.Fatal("a full queue took a notice")
+	}
+	if got := o.get()[Dropped]; got != 1 {
+		t.Fatalf("%d drops observed, want 1", got)
 	}
 }
