@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+)
+
+// wellKnownCard is where both protocol versions publish the card.
+const wellKnownCard = "/.well-known/agent-card.json"
+
+// maxCard bounds the card document read.
+const maxCard = 4 << 20
+
+// fetched is an agent's card as read from the server.
+type fetched struct {
+	// URL is where the card was found.
+	URL string
+	// Raw is the document as sent.
+	Raw []byte
+	// Card is a2a-go's reading of it (either version, or the hybrid
+	// document); nil when it could not be read, ParseErr then says why.
+	Card     *a2a.AgentCard
+	ParseErr error
+}
+
+// cardURLs are the places to look for the card of what the user named:
+// a URL of a .json document is the card itself; any other is a base
+// under which, and then at whose origin, the well-known path is tried
+// (so the RPC URL a user copied finds its server's card too).
+func cardURLs(given string) ([]string, error) {
+	u, err := url.Parse(given)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http:// or https:// URL", given)
+	}
+	if strings.HasSuffix(u.Path, ".json") {
+		return []string{u.String()}, nil
+	}
+	u.RawQuery, u.Fragment = "", ""
+	base := strings.TrimSuffix(u.Path, "/")
+	out := []string{u.Scheme + "://" + u.Host + base + wellKnownCard}
+	if base != "" {
+		out = append(out, u.Scheme+"://"+u.Host+wellKnownCard)
+	}
+	return out, nil
+}
+
+// fetchCard reads the card of the server at given. It fails only when
+// no card document could be fetched; a document a2a-go cannot read is
+// returned with ParseErr set, for the card check to report.
+func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
+	urls, err := cardURLs(given)
+	if err != nil {
+		return nil, err
+	}
+	var tried []string
+	for _, u := range urls {
+		raw, status, err := getCard(ctx, w.client(), u)
+		if err != nil {
+			return nil, fmt.Errorf("fetching the card at %s: %w", u, err)
+		}
+		last := len(tried) == len(urls)-1
+		// A miss under a base URL (a 404, or a server's empty 200 for a
+		// path it has no route for) sends us on to the origin's card.
+		if !last && (status == http.StatusNotFound || (status == http.StatusOK && !looksLikeObject(raw))) {
+			tried = append(tried, u)
+			continue
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("fetching the card at %s: HTTP %d %s", u, status, http.StatusText(status))
+		}
+		f := &fetched{URL: u, Raw: raw}
+		f.Card, f.ParseErr = readCard(raw)
+		return f, nil
+	}
+	return nil, fmt.Errorf("no agent card at %s", strings.Join(tried, " or "))
+}
+
+// looksLikeObject says whether a body is, at first sight, a JSON object.
+func looksLikeObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+func getCard(ctx context.Context, hc *http.Client, u string) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxCard+1))
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(raw) > maxCard {
+		return nil, 0, fmt.Errorf("the card is over %d MiB", maxCard>>20)
+	}
+	return raw, resp.StatusCode, nil
+}
+
+// readCard is a2a-go's reading of a card of either version. A 0.3
+// card's url without preferredTransport is JSON-RPC, as the 0.3 schema
+// defaults it (a2a-go leaves that interface out).
+func readCard(raw []byte) (*a2a.AgentCard, error) {
+	card, err := a2av0.NewAgentCardParser()(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(card.SupportedInterfaces) == 0 {
+		var v03 struct {
+			URL             string `json:"url"`
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(raw, &v03) == nil && v03.URL != "" {
+			v := v03.ProtocolVersion
+			if v == "" {
+				v = string(a2av0.Version)
+			}
+			card.SupportedInterfaces = []*a2a.AgentInterface{{URL: v03.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(v)}}
+		}
+	}
+	return card, nil
+}
+
+// sameVersion says whether an interface's protocolVersion ("0.3",
+// "0.3.0", "1.0.1") is the version asked for ("0.3", "1.0").
+func sameVersion(have a2a.ProtocolVersion, want string) bool {
+	return string(have) == want || strings.HasPrefix(string(have), want+".")
+}
+
+// connect fetches the card at given and makes a2a-go's client for it,
+// over the interfaces of Options.Version when set (JSON-RPC preferred
+// over HTTP+JSON, the newest version first).
+func connect(ctx context.Context, o *Options, w *wire, given string) (*a2aclient.Client, error) {
+	if err := o.checkVersion(); err != nil {
+		return nil, err
+	}
+	f, err := fetchCard(ctx, w, given)
+	if err != nil {
+		return nil, err
+	}
+	if f.Card == nil {
+		return nil, fmt.Errorf("the card at %s cannot be read: %v", f.URL, f.ParseErr)
+	}
+	card := *f.Card
+	if o.Version != "" {
+		var keep []*a2a.AgentInterface
+		for _, in := range card.SupportedInterfaces {
+			if sameVersion(in.ProtocolVersion, o.Version) {
+				keep = append(keep, in)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("the card at %s offers no %s interface (it offers %s)", f.URL, o.Version, describeInterfaces(card.SupportedInterfaces))
+		}
+		card.SupportedInterfaces = keep
+	}
+	c, err := a2aclient.NewFromCard(ctx, &card, clientOptions(w.client())...)
+	if err != nil {
+		return nil, fmt.Errorf("the card at %s: %w", f.URL, err)
+	}
+	return c, nil
+}
+
+// clientOptions are a2a-go's transports for both versions and both HTTP
+// bindings, all over hc.
+func clientOptions(hc *http.Client) []a2aclient.FactoryOption {
+	return []a2aclient.FactoryOption{
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}}),
+		a2aclient.WithJSONRPCTransport(hc),
+		a2aclient.WithRESTTransport(hc),
+		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}),
+		a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc}),
+	}
+}
+
+func describeInterfaces(ifs []*a2a.AgentInterface) string {
+	if len(ifs) == 0 {
+		return "none"
+	}
+	var b []string
+	for _, in := range ifs {
+		b = append(b, string(in.ProtocolBinding)+" "+string(in.ProtocolVersion))
+	}
+	return strings.Join(b, ", ")
+}
+
+var errNoAnswer = errors.New("does not answer as an A2A server")

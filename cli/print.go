@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// stateName is a task state as the spec's prose and 0.3 wire spell it
+// ("input-required"), for a person.
+func stateName(s a2a.TaskState) string {
+	if s == a2a.TaskStateUnspecified {
+		return "unspecified"
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
+}
+
+// parseState reads --state: either spelling ("input-required",
+// "TASK_STATE_INPUT_REQUIRED"), any case.
+func parseState(s string) (a2a.TaskState, error) {
+	up := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
+	up = "TASK_STATE_" + strings.TrimPrefix(up, "TASK_STATE_")
+	switch st := a2a.TaskState(up); st {
+	case a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
+		a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected:
+		return st, nil
+	}
+	return "", fmt.Errorf("--state %q: want submitted, working, input-required, auth-required, completed, failed, canceled or rejected", s)
+}
+
+// partsText is what a person reads of a message's or an artifact's
+// parts: text as it is, data as compact JSON, a file by its name, type
+// and size or URL.
+func partsText(parts a2a.ContentParts) string {
+	var b []string
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			b = append(b, string(c))
+		case a2a.Data:
+			j, _ := json.Marshal(c.Value)
+			b = append(b, string(j))
+		case a2a.Raw:
+			b = append(b, fmt.Sprintf("[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(c)))
+		case a2a.URL:
+			b = append(b, fmt.Sprintf("[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), string(c)))
+		}
+	}
+	return strings.Join(b, "\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// messageText is a status message's text, or "".
+func messageText(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	return partsText(m.Parts)
+}
+
+// printEvent is one streamed event on a line (or a few, for multi-line
+// text): the task, each status change, each artifact chunk, a message.
+func printEvent(o *Options, ev a2a.Event) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		o.printf("task %s (context %s): %s%s\n", e.ID, e.ContextID, stateName(e.Status.State), suffix(messageText(e.Status.Message)))
+		for _, a := range e.Artifacts {
+			o.printf("artifact %s: %s\n", artifactName(a), partsText(a.Parts))
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		o.printf("status: %s%s\n", stateName(e.Status.State), suffix(messageText(e.Status.Message)))
+	case *a2a.TaskArtifactUpdateEvent:
+		o.printf("artifact %s: %s\n", artifactName(e.Artifact), partsText(e.Artifact.Parts))
+	case *a2a.Message:
+		o.printf("agent: %s\n", partsText(e.Parts))
+	}
+}
+
+func artifactName(a *a2a.Artifact) string {
+	if a == nil {
+		return "-"
+	}
+	if a.Name != "" {
+		return a.Name
+	}
+	return string(a.ID)
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
