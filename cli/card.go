@@ -182,6 +182,10 @@ func probeInterface(ctx context.Context, o *Options, in *a2a.AgentInterface) pro
 		p.result = fmt.Sprintf("needs credentials (HTTP %d)", status)
 	case err == nil || (status != 0 && strings.HasSuffix(mt, "json")):
 		p.result = "answers"
+	case status != 0 && looksLikeObject(w.last()):
+		// JSON under another media type (a2a-go's 0.3 compat server
+		// sends text/plain): it serves A2A, the listing says how.
+		p.result = fmt.Sprintf("answers (JSON sent as %q)", mt)
 	case status == 0:
 		p.result = "does not answer"
 		p.bad = fmt.Sprintf("interface %s: does not answer: %v", name, err)
