@@ -79,6 +79,9 @@ func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
 		if status != http.StatusOK {
 			return nil, fmt.Errorf("fetching the card at %s: HTTP %d %s", u, status, http.StatusText(status))
 		}
+		if !looksLikeObject(raw) {
+			return nil, fmt.Errorf("fetching the card at %s: the answer is not a JSON object", u)
+		}
 		f := &fetched{URL: u, Raw: raw}
 		f.Card, f.ParseErr = readCard(raw)
 		return f, nil
