@@ -92,7 +92,8 @@ func TestREADME(t *testing.T) {
 
 	// Free ports for every name the example files read, so the test runs
 	// beside a Caddy on the defaults and beside other test runs.
-	env := os.Environ()
+	// The README's `caddy a2a` snippets run the binary just built.
+	env := append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ports := map[string]int{}
 	for _, name := range []string{"A2A_PORT", "A2A_DEMO_PORT", "A2A_ADMIN_PORT", "FIRST_PORT", "FIRST_AGENT_PORT"} {
 		ports[name] = freePort(t)
