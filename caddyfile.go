@@ -118,7 +118,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	a2aKeys = []string{"upstream", "spec_version", "card_path", "rpc_path", "rest_path", "grpc", "url", "name", "description", "version",
 		"provider", "documentation_url", "icon_url", "input_modes", "output_modes", "skill", "owner", "store",
-		"limits", "extension", "cors", "push", "security_scheme", "security", "extended_card", "sign_card", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age"}
+		"limits", "extension", "cors", "push", "security_scheme", "security", "extended_card", "sign_card", "max_request_body", "streaming", "reply", "heartbeat", "card_max_age", "inspector"}
 	skillKeys     = []string{"name", "description", "tags", "examples", "input_modes", "output_modes"}
 	extensionKeys = []string{"required", "description", "params"}
 	corsKeys      = []string{"origins", "credentials", "max_age"}
@@ -177,6 +177,14 @@ func (h *Handler) unmarshalKey(d *caddyfile.Dispenser, key string) error {
 		return h.unmarshalExtension(d)
 	case "cors":
 		return h.unmarshalCORS(d)
+	case "inspector":
+		var args []string
+		if args, err = argsNoBlock(d, 0, 1); err == nil {
+			h.Inspector = &Inspector{}
+			if len(args) == 1 {
+				h.Inspector.Path = args[0]
+			}
+		}
 	case "security_scheme":
 		return h.unmarshalSecurityScheme(d)
 	case "security":

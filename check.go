@@ -62,6 +62,7 @@ func (h *Handler) fillDefaults() {
 		h.CardMaxAge = caddy.Duration(DefaultCardMaxAge)
 	}
 	h.CORS.fill()
+	h.Inspector.fill(h.RPCPath)
 }
 
 // check holds the handler's settings (defaults filled) to their rules;
@@ -91,6 +92,9 @@ func (h *Handler) check() error {
 		return fmt.Errorf("card_path and rpc_path are both %s", h.CardPath)
 	}
 	if err := h.checkRESTPath(); err != nil {
+		return err
+	}
+	if err := h.checkInspector(); err != nil {
 		return err
 	}
 

@@ -57,13 +57,13 @@ binding it offers (JSON-RPC, else HTTP+JSON), or the one --version picks.
 type serveFlags struct {
 	from, to, kind, model, name, description string
 	skills                                   []string
-	accessLog, debug                         bool
+	accessLog, debug, inspector              bool
 }
 
 func serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --to <upstream-url> [--from <addr>] [--kind http|a2a|openai] [--model <m>] [--name <n>] [--description <d>] [--skill id[:name[:description]]]… [--access-log] [--debug]",
+		Use:   "serve --to <upstream-url> [--from <addr>] [--kind http|a2a|openai] [--model <m>] [--name <n>] [--description <d>] [--skill id[:name[:description]]]… [--inspector] [--access-log] [--debug]",
 		Short: "An A2A endpoint with a card in front of an agent, in one line",
 		Long: `
 Serves an A2A endpoint (JSON-RPC, A2A 0.3 and 1.0, streaming, tasks) and
@@ -85,7 +85,11 @@ The card's name is --name, else the upstream's host; its description
 --skill (id[:name[:description]], split on the first two colons; the
 skill is tagged with its id), else one skill "chat" tagged "general".
 
-It prints the card URL and the JSON-RPC URL, and serves until stopped.
+--inspector serves the inspector page (the card, a chat with the agent,
+your tasks and the raw frames) at /a2a/inspector.
+
+It prints the card URL, the JSON-RPC URL (and the inspector's), and
+serves until stopped.
 `,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -100,6 +104,7 @@ It prints the card URL and the JSON-RPC URL, and serves until stopped.
 	fl.StringVar(&f.name, "name", "", "The card's name (default: the upstream's host)")
 	fl.StringVar(&f.description, "description", "", "The card's description")
 	fl.StringArrayVar(&f.skills, "skill", nil, "A skill of the card, id[:name[:description]] (repeatable)")
+	fl.BoolVar(&f.inspector, "inspector", false, "Serve the inspector page at /a2a/inspector")
 	fl.BoolVar(&f.accessLog, "access-log", false, "Enable the access log")
 	fl.BoolVarP(&f.debug, "debug", "v", false, "Enable verbose debug logs")
 	return cmd
@@ -116,11 +121,14 @@ func runServe(f serveFlags) error {
 	}
 	caddy.Log().Info("caddy a2a serving", zap.String("from", f.from), zap.String("to", f.to), zap.String("kind", f.kind))
 	fmt.Printf("Agent card: %s\nJSON-RPC:   %s\n", urls.card, urls.rpc)
+	if urls.inspector != "" {
+		fmt.Printf("Inspector:  %s\n", urls.inspector)
+	}
 	select {}
 }
 
 // serveURLs are where `caddy a2a serve` answers.
-type serveURLs struct{ card, rpc string }
+type serveURLs struct{ card, rpc, inspector string }
 
 // serveConfig is the whole Caddy config of `caddy a2a serve`: one server
 // with one route to the a2a handler, built as caddy reverse-proxy builds
@@ -170,6 +178,9 @@ func serveConfig(f serveFlags) (*caddy.Config, serveURLs, error) {
 		return nil, serveURLs{}, errors.New("--model is for --kind openai")
 	}
 	h := Handler{UpstreamRaw: caddyconfig.JSON(up, nil), Name: f.name, Description: f.description}
+	if f.inspector {
+		h.Inspector = &Inspector{}
+	}
 	if f.kind != "a2a" { // a gateway's card fields default to its agent's
 		if h.Name == "" {
 			h.Name = to.Hostname()
@@ -217,7 +228,11 @@ func serveConfig(f serveFlags) (*caddy.Config, serveURLs, error) {
 	if !(from.Scheme == "http" && from.Port == httpPort) && !(from.Scheme == "https" && from.Port == httpsPort) {
 		base += ":" + from.Port
 	}
-	return cfg, serveURLs{card: base + DefaultCardPath, rpc: base + DefaultRPCPath}, nil
+	urls := serveURLs{card: base + DefaultCardPath, rpc: base + DefaultRPCPath}
+	if f.inspector {
+		urls.inspector = urls.rpc + "/inspector"
+	}
+	return cfg, urls, nil
 }
 
 // parseSkillFlag reads --skill id[:name[:description]], split on the

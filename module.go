@@ -39,6 +39,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/binding/rest"
 	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/inspector"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -228,6 +229,9 @@ type Handler struct {
 	ExtendedCard *ExtendedCard `json:"extended_card,omitempty"`
 	// SignCard signs every rendering of the card (SignCard).
 	SignCard *SignCard `json:"sign_card,omitempty"`
+	// Inspector serves the built-in inspector page (Inspector). Absent:
+	// no page.
+	Inspector *Inspector `json:"inspector,omitempty"`
 
 	publicURL string
 	upstream  UpstreamModule
@@ -252,6 +256,8 @@ type Handler struct {
 	// restBase is RESTPath without a trailing slash ("" for the root).
 	restBase string
 	cards    *httpbind.CardServer
+	// inspector is the page of Inspector; nil without one.
+	inspector *inspector.Inspector
 	// jwks is the key set of every key the mount signs with, served at
 	// jwksPath; nil when it signs nothing.
 	jwks     []byte
@@ -643,6 +649,9 @@ func (h *Handler) build() error {
 			}
 		}
 	}
+	if err := h.provisionInspector(); err != nil {
+		return err
+	}
 	if cp, ok := h.upstream.(CardProvider); ok {
 		h.stopCard = cp.SubscribeCard(func(agent *protocol.AgentCard) { h.agentCard(svc, agent) })
 	}
@@ -775,6 +784,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			st.Serve()
 			return err
 		}
+	}
+	if h.inspector != nil && h.inspector.Owns(r.URL.Path) {
+		h.inspector.ServeHTTP(w, r)
+		return nil
 	}
 	if r.Method == http.MethodPost && h.trailingSlash != nil && isSlashed(r.URL.Path, h.RPCPath) {
 		h.trailingSlash.Do(h.noteTrailingSlash)

@@ -162,6 +162,9 @@ func run(m *testing.M) int {
 	theAgent = newAgent()
 	srv := httptest.NewServer(theAgent)
 	defer srv.Close()
+	theInspectorAgent = newInspectorAgent()
+	inspectorSrv := httptest.NewServer(theInspectorAgent)
+	defer inspectorSrv.Close()
 
 	stopPages, err := servePages()
 	if err != nil {
@@ -170,7 +173,7 @@ func run(m *testing.M) int {
 	}
 	defer stopPages()
 
-	cfgText := caddyfile(srv.URL)
+	cfgText := caddyfile(srv.URL) + inspectorSites(inspectorSrv.URL)
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfgText), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "browser: adapting the Caddyfile: %v\n%s", err, cfgText)
@@ -181,7 +184,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = caddy.Stop() }()
-	for _, u := range []string{openURL + cardPath, gatedURL + cardPath} {
+	for _, u := range []string{openURL + cardPath, gatedURL + cardPath, inspectorURL + cardPath, gatedInspectorURL + cardPath} {
 		if err := waitReady(u); err != nil {
 			fmt.Fprintf(os.Stderr, "browser: Caddy did not come up: %v\n", err)
 			return 1

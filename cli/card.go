@@ -86,10 +86,17 @@ func Card(ctx context.Context, o *Options, given string) int {
 	return ExitFailed
 }
 
-// checkCard lists what is wrong with the document itself: what a2a-go
-// cannot read, what this module's own card reader refuses (the field
-// rules of both versions), and the members the card's version requires
-// that are missing.
+// CheckCard lists what is wrong with a card document itself, as the card
+// command does before it probes the interfaces: what a2a-go cannot read,
+// what this module's own card reader refuses (the field rules of both
+// versions), and the members the card's version requires that are
+// missing. Nil: nothing.
+func CheckCard(raw []byte) []string {
+	_, err := readCard(raw)
+	return checkCard(&fetched{Raw: raw, ParseErr: err})
+}
+
+// checkCard is CheckCard of a fetched card.
 func checkCard(f *fetched) []string {
 	var out []string
 	add := func(s string) {
