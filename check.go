@@ -26,6 +26,10 @@ func (h *Handler) checkParsed() error {
 		cors := *h.CORS
 		c.CORS = &cors
 	}
+	if h.Inspector != nil {
+		in := *h.Inspector
+		c.Inspector = &in
+	}
 	c.versions = nil
 	c.fillDefaults()
 	if strings.Contains(c.URL, "{") {

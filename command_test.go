@@ -99,6 +99,11 @@ func TestServeConfig(t *testing.T) {
 		t.Fatalf("the config does not provision: %v", err)
 	}
 
+	cfg, urls, _ := serveConfig(serveFlags{from: ":8080", to: "http://a/", kind: "http", inspector: true})
+	if in := readServeConfig(t, cfg).handler["inspector"]; in == nil || urls.inspector != "http://localhost:8080/a2a/inspector" {
+		t.Errorf("--inspector: %v, %q", in, urls.inspector)
+	}
+
 	// Flags win; a gateway's card fields default to its agent's card.
 	cfg, _, _ = serveConfig(serveFlags{from: ":8080", to: "https://peer.example/", kind: "a2a", name: "Peer",
 		skills: []string{"plan:Planner:Plans trips: by train"}})

@@ -127,16 +127,20 @@ func checkCard(f *fetched) []string {
 		add("card: has neither supportedInterfaces (1.0) nor url and protocolVersion (0.3)")
 		need = requiredMembers.both
 	}
+	missing := map[string]bool{}
 	for _, m := range need {
 		if _, ok := members[m]; !ok {
 			add(m + ": is required")
+			missing[m] = true
 		}
 	}
 	if _, err := protocol.ParseCard(f.Raw); err != nil {
 		var pe *protocol.Error
 		if errors.As(err, &pe) && len(pe.Violations) > 0 {
 			for _, v := range pe.Violations {
-				add(v.Field + ": " + v.Description)
+				if !missing[v.Field] { // said once, as missing
+					add(v.Field + ": " + v.Description)
+				}
 			}
 		} else {
 			add(err.Error())

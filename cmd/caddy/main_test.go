@@ -123,7 +123,7 @@ func TestServe(t *testing.T) {
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	serve := exec.Command(caddyBin, "a2a", "serve", "--from", base, "--to", agent.URL+"/agent", "--name", "Greeter",
-		"--skill", "greet:Greeting:Says hello: politely")
+		"--skill", "greet:Greeting:Says hello: politely", "--inspector")
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,8 @@ func TestServe(t *testing.T) {
 		}
 		close(lines)
 	}()
-	for _, want := range []string{"Agent card: " + base + "/.well-known/agent-card.json", "JSON-RPC:   " + base + "/a2a"} {
+	for _, want := range []string{"Agent card: " + base + "/.well-known/agent-card.json", "JSON-RPC:   " + base + "/a2a",
+		"Inspector:  " + base + "/a2a/inspector"} {
 		select {
 		case l := <-lines:
 			if l != want {
@@ -157,6 +158,12 @@ func TestServe(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("caddy a2a serve printed nothing")
 		}
+	}
+
+	if resp, err := http.Get(base + "/a2a/inspector"); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("the inspector: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 
 	// a2a-go's own client, from the card.
