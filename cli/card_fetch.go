@@ -180,6 +180,21 @@ func connect(ctx context.Context, o *Options, w *wire, given string) (*a2aclient
 	return c, nil
 }
 
+// dial is connect with the command's own wire, which prints every
+// response frame from here on when Options.JSON is set (the card's GET,
+// before, is not a call).
+func dial(ctx context.Context, o *Options, given string) (*a2aclient.Client, *wire, error) {
+	w := newWire(o)
+	c, err := connect(ctx, o, w, given)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.JSON {
+		w.onFrame = func(b []byte) { o.printf("%s\n", b) }
+	}
+	return c, w, nil
+}
+
 // clientOptions are a2a-go's transports for both versions and both HTTP
 // bindings, all over hc.
 func clientOptions(hc *http.Client) []a2aclient.FactoryOption {

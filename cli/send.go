@@ -71,15 +71,11 @@ func (r *outcome) exit(o *Options, so SendOptions) int {
 // arrives; with JSON the raw response frames instead. The exit code
 // says how the task ended (ExitOK, ExitNeedsInput, ExitFailed).
 func Send(ctx context.Context, o *Options, given, text string, so SendOptions) int {
-	w := newWire(o)
-	c, err := connect(ctx, o, w, given)
+	c, w, err := dial(ctx, o, given)
 	if err != nil {
 		return commandFailed(o, "send", err)
 	}
 	defer c.Destroy()
-	if o.JSON {
-		w.onFrame = func(b []byte) { o.printf("%s\n", b) }
-	}
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
 	msg.TaskID, msg.ContextID = a2a.TaskID(so.TaskID), so.ContextID
 	req := &a2a.SendMessageRequest{Message: msg}

@@ -29,15 +29,11 @@ func Tasks(ctx context.Context, o *Options, given string, to TasksOptions) int {
 		}
 		req.Status = st
 	}
-	w := newWire(o)
-	c, err := connect(ctx, o, w, given)
+	c, w, err := dial(ctx, o, given)
 	if err != nil {
 		return commandFailed(o, "tasks", err)
 	}
 	defer c.Destroy()
-	if o.JSON {
-		w.onFrame = func(b []byte) { o.printf("%s\n", b) }
-	}
 	n := 0
 	for page := 0; page < maxPages; page++ {
 		res, err := c.ListTasks(ctx, req)
@@ -72,15 +68,11 @@ func printTaskLine(o *Options, t *a2a.Task) {
 // Cancel asks the server to cancel a task and prints the state it
 // reports.
 func Cancel(ctx context.Context, o *Options, given, taskID string) int {
-	w := newWire(o)
-	c, err := connect(ctx, o, w, given)
+	c, w, err := dial(ctx, o, given)
 	if err != nil {
 		return commandFailed(o, "cancel", err)
 	}
 	defer c.Destroy()
-	if o.JSON {
-		w.onFrame = func(b []byte) { o.printf("%s\n", b) }
-	}
 	t, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
 	if err != nil {
 		return callFailed(o, w, err)
