@@ -56,7 +56,7 @@ if [ -d interop ]; then
 fi
 
 if [ -d browser ]; then
-  echo "== browser (headless Chromium: cross-site forgery, CORS, the card)"
+  echo "== browser (headless Chromium: cross-site forgery, CORS, the card, the inspector page)"
   (cd browser && go vet ./... && go test -race -count=1 ./...)
 fi
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -217,5 +216,3 @@ func describeInterfaces(ifs []*a2a.AgentInterface) string {
 	}
 	return strings.Join(b, ", ")
 }
-
-var errNoAnswer = errors.New("does not answer as an A2A server")
