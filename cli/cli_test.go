@@ -78,6 +78,23 @@ func TestFrameReader(t *testing.T) {
 	}
 }
 
+// TestFrameCut: a frame over maxFrame is kept up to where it outgrew the
+// bound, marked, and the next frame is whole again.
+func TestFrameCut(t *testing.T) {
+	big := strings.Repeat("x", maxFrame-10)
+	body := "data: " + big + "0123456789ABCDEF\n\ndata: next\n\n"
+	var got []string
+	w := &wire{onFrame: func(b []byte) { got = append(got, string(b)) }}
+	f := &frameReader{rc: &chunked{body, 1 << 20}, w: w, sse: true}
+	if all, _ := io.ReadAll(f); string(all) != body {
+		t.Fatal("the body was changed")
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], "xxx") || !strings.HasSuffix(got[0], " …(cut: over 8MiB)") ||
+		len(got[0]) > maxFrame+len(" …(cut: over 8MiB)") || strings.Contains(got[0], "ABCDEF") || got[1] != "next" {
+		t.Fatalf("frames: %d, first ends %q, second %q", len(got), got[0][max(0, len(got[0])-30):], got[len(got)-1])
+	}
+}
+
 func TestWireError(t *testing.T) {
 	for _, c := range []struct {
 		frame, code, msg string

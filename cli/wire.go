@@ -100,10 +100,11 @@ type frameReader struct {
 	sse  bool
 	done bool
 
-	line []byte // the SSE line being read
-	data []byte // the SSE event's data so far
-	body []byte // a plain body so far
-	over bool   // the frame outgrew maxFrame
+	line     []byte // the SSE line being read
+	data     []byte // the SSE event's data so far
+	body     []byte // a plain body so far
+	lineOver bool   // the line outgrew maxFrame
+	over     bool   // the frame outgrew maxFrame
 }
 
 func (f *frameReader) Read(p []byte) (int, error) {
@@ -111,7 +112,7 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	if f.sse {
 		f.scan(p[:n])
 	} else {
-		f.keep(&f.body, p[:n])
+		f.keep(&f.body, p[:n], &f.over)
 	}
 	if err == io.EOF {
 		f.finish()
@@ -124,9 +125,11 @@ func (f *frameReader) Close() error {
 	return f.rc.Close()
 }
 
-func (f *frameReader) keep(dst *[]byte, b []byte) {
-	if len(*dst)+len(b) > maxFrame {
-		f.over = true
+// keep appends b to dst unless that outgrows maxFrame: then over is set
+// and the rest is dropped, not spliced on.
+func (f *frameReader) keep(dst *[]byte, b []byte, over *bool) {
+	if *over || len(*dst)+len(b) > maxFrame {
+		*over = true
 		return
 	}
 	*dst = append(*dst, b...)
@@ -136,13 +139,13 @@ func (f *frameReader) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			f.keep(&f.line, b)
+			f.keep(&f.line, b, &f.lineOver)
 			return
 		}
-		f.keep(&f.line, b[:i])
+		f.keep(&f.line, b[:i], &f.lineOver)
 		b = b[i+1:]
 		f.sseLine(bytes.TrimSuffix(f.line, []byte("\r")))
-		f.line = f.line[:0]
+		f.line, f.lineOver = f.line[:0], false
 	}
 }
 
@@ -154,13 +157,20 @@ func (f *frameReader) sseLine(l []byte) {
 	}
 	if v, ok := bytes.CutPrefix(l, []byte("data:")); ok {
 		if f.data != nil {
-			f.keep(&f.data, []byte("\n"))
+			f.keep(&f.data, []byte("\n"), &f.over)
 		}
 		v = bytes.TrimPrefix(v, []byte(" "))
 		if f.data == nil {
 			f.data = []byte{}
 		}
-		f.keep(&f.data, v)
+		if f.lineOver {
+			// What fits of the line is kept; the frame is cut there.
+			v = v[:min(len(v), maxFrame-len(f.data))]
+			f.data = append(f.data, v...)
+			f.over = true
+			return
+		}
+		f.keep(&f.data, v, &f.over)
 	}
 }
 
