@@ -54,7 +54,7 @@ func init() {
 
 // Defaults of the optional settings the handler applies itself.
 const (
-	DefaultCardPath       = "/.well-known/agent-card.json"
+	DefaultCardPath       = protocol.WellKnownCardPath
 	DefaultRPCPath        = "/a2a"
 	DefaultOwner          = "{http.auth.user.id}"
 	DefaultMaxRequestBody = 4 << 20

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -193,7 +194,7 @@ func probeInterface(ctx context.Context, o *Options, in *a2a.AgentInterface) pro
 		p.result = fmt.Sprintf("needs credentials (HTTP %d)", status)
 	case err == nil || (status != 0 && strings.HasSuffix(mt, "json")):
 		p.result = "answers"
-	case status != 0 && looksLikeObject(w.last()):
+	case status != 0 && jsonwire.IsObject(w.last()):
 		// JSON under another media type (a2a-go's 0.3 compat server
 		// sends text/plain): it serves A2A, the listing says how.
 		p.result = fmt.Sprintf("answers (JSON sent as %q)", mt)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,10 +12,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-)
 
-// wellKnownCard is where both protocol versions publish the card.
-const wellKnownCard = "/.well-known/agent-card.json"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
 
 // maxCard bounds the card document read.
 const maxCard = 4 << 20
@@ -47,9 +46,9 @@ func cardURLs(given string) ([]string, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	base := strings.TrimSuffix(u.Path, "/")
-	out := []string{u.Scheme + "://" + u.Host + base + wellKnownCard}
+	out := []string{u.Scheme + "://" + u.Host + base + protocol.WellKnownCardPath}
 	if base != "" {
-		out = append(out, u.Scheme+"://"+u.Host+wellKnownCard)
+		out = append(out, u.Scheme+"://"+u.Host+protocol.WellKnownCardPath)
 	}
 	return out, nil
 }
@@ -71,14 +70,14 @@ func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
 		last := len(tried) == len(urls)-1
 		// A miss under a base URL (a 404, or a server's empty 200 for a
 		// path it has no route for) sends us on to the origin's card.
-		if !last && (status == http.StatusNotFound || (status == http.StatusOK && !looksLikeObject(raw))) {
+		if !last && (status == http.StatusNotFound || (status == http.StatusOK && !jsonwire.IsObject(raw))) {
 			tried = append(tried, u)
 			continue
 		}
 		if status != http.StatusOK {
 			return nil, fmt.Errorf("fetching the card at %s: HTTP %d %s", u, status, http.StatusText(status))
 		}
-		if !looksLikeObject(raw) {
+		if !jsonwire.IsObject(raw) {
 			return nil, fmt.Errorf("fetching the card at %s: the answer is not a JSON object", u)
 		}
 		f := &fetched{URL: u, Raw: raw}
@@ -86,12 +85,6 @@ func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
 		return f, nil
 	}
 	return nil, fmt.Errorf("no agent card at %s", strings.Join(tried, " or "))
-}
-
-// looksLikeObject says whether a body is, at first sight, a JSON object.
-func looksLikeObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{'
 }
 
 func getCard(ctx context.Context, hc *http.Client, u string) ([]byte, int, error) {

@@ -9,6 +9,9 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 )
 
+// WellKnownCardPath is where both protocol versions publish the card.
+const WellKnownCardPath = "/.well-known/agent-card.json"
+
 // cardJSON holds the members of both card versions (and of the hybrid
 // document, which has both): the 1.0 supportedInterfaces, the 0.3 url,
 // preferredTransport, additionalInterfaces and protocolVersion, and the

@@ -18,7 +18,7 @@ import (
 
 // Defaults of CardsConfig.
 const (
-	DefaultCardPath    = "/.well-known/agent-card.json"
+	DefaultCardPath    = protocol.WellKnownCardPath
 	DefaultCardRefresh = 5 * time.Minute
 	// DefaultMaxCardBytes bounds the agent's card document.
 	DefaultMaxCardBytes = 1 << 20
