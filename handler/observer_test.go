@@ -42,6 +42,18 @@ func (r *obsRecorder) RunEnded(d time.Duration, o RunOutcome) {
 func (r *obsRecorder) StreamOpened() { r.mu.Lock(); r.open++; r.streams++; r.mu.Unlock() }
 func (r *obsRecorder) StreamClosed() { r.mu.Lock(); r.open--; r.mu.Unlock() }
 
+// settled is snapshot once n runs have ended (for at most 5s): a
+// blocking send returns when the run's last state is stored, and the
+// runner tells the observer how the run ended just after.
+func (r *obsRecorder) settled(n int) (string, int, []RunOutcome, int, int) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, _, o, _, _ := r.snapshot(); len(o) >= n {
+			break
+		}
+	}
+	return r.snapshot()
+}
+
 func (r *obsRecorder) snapshot() (string, int, []RunOutcome, int, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -66,7 +78,7 @@ func TestObserver(t *testing.T) {
 	if _, perr := svc.SendMessage(ctx, alice, &protocol.SendParams{Message: userMessage("m-1", "hi"), Blocking: true}); perr != nil {
 		t.Fatal(perr)
 	}
-	states, started, outcomes, open, _ := rec.snapshot()
+	states, started, outcomes, open, _ := rec.settled(1)
 	if states != "submitted,working,completed" || started != 1 || len(outcomes) != 1 || outcomes[0] != RunOK || open != 0 {
 		t.Errorf("after a send: states %s, %d runs %v, %d streams open", states, started, outcomes, open)
 	}
@@ -82,7 +94,7 @@ func TestObserver(t *testing.T) {
 		rec := &obsRecorder{}
 		svc := newTestService(t, failingAgent{tc.err}, func(o *Options) { o.Observer = rec })
 		svc.SendMessage(ctx, alice, &protocol.SendParams{Message: userMessage("m-2", "hi"), Blocking: true})
-		states, _, outcomes, _, _ := rec.snapshot()
+		states, _, outcomes, _, _ := rec.settled(1)
 		if len(outcomes) != 1 || outcomes[0] != tc.want || !strings.HasSuffix(states, "failed") {
 			t.Errorf("%v: outcomes %v states %s, want %s and failed", tc.err, outcomes, states, tc.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/grpc/codes"
@@ -27,6 +28,16 @@ func metricLines(t *testing.T) map[string]string {
 	return out
 }
 
+// metricsHave says whether m holds every value of want.
+func metricsHave(m, want map[string]string) bool {
+	for k, v := range want {
+		if m[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // TestMetrics: the module's collectors are in Caddy's metrics: task
 // transitions by state, the agent calls by kind and outcome, runs and
 // streams in flight back at zero once done.
@@ -40,8 +51,7 @@ func TestMetrics(t *testing.T) {
 	readUntil(t, s, "status:TASK_STATE_COMPLETED")
 	s.ended(t)
 
-	m := metricLines(t)
-	for k, want := range map[string]string{
+	want := map[string]string{
 		`caddy_a2a_tasks_total{state="submitted"}`:                                  "3",
 		`caddy_a2a_tasks_total{state="working"}`:                                    "3",
 		`caddy_a2a_tasks_total{state="completed"}`:                                  "3",
@@ -52,7 +62,14 @@ func TestMetrics(t *testing.T) {
 		`caddy_a2a_upstream_errors_total{kind="http",reason="error"}`:               "0",
 		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="error"}`:    "0",
 		`caddy_a2a_store_operations_total{op="create",outcome="ok",store="memory"}`: "3",
-	} {
+	}
+	// A send's answer leaves when the run's last state is stored; the
+	// runner counts the run's end just after, so the counters settle.
+	m := metricLines(t)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !metricsHave(m, want); time.Sleep(10 * time.Millisecond) {
+		m = metricLines(t)
+	}
+	for k, want := range want {
 		if m[k] != want {
 			t.Errorf("%s = %q, want %s", k, m[k], want)
 		}
