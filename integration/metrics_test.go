@@ -28,14 +28,25 @@ func metricLines(t *testing.T) map[string]string {
 	return out
 }
 
-// metricsHave says whether m holds every value of want.
-func metricsHave(m, want map[string]string) bool {
-	for k, v := range want {
-		if m[k] != v {
-			return false
+// settledMetrics is metricLines once it holds every value of want (or
+// after 5s, for the test to report what differs): an answer can reach
+// the test before the module has counted it (a request is counted after
+// its answer is written, a run's end after its last state is stored, a
+// push delivery after the webhook answered).
+func settledMetrics(t *testing.T, want map[string]string) map[string]string {
+	t.Helper()
+	m := metricLines(t)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ok := true
+		for k, v := range want {
+			ok = ok && m[k] == v
 		}
+		if ok {
+			break
+		}
+		m = metricLines(t)
 	}
-	return true
+	return m
 }
 
 // TestMetrics: the module's collectors are in Caddy's metrics: task
@@ -63,12 +74,7 @@ func TestMetrics(t *testing.T) {
 		`caddy_a2a_upstream_duration_seconds_count{kind="http",outcome="error"}`:    "0",
 		`caddy_a2a_store_operations_total{op="create",outcome="ok",store="memory"}`: "3",
 	}
-	// A send's answer leaves when the run's last state is stored; the
-	// runner counts the run's end just after, so the counters settle.
-	m := metricLines(t)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !metricsHave(m, want); time.Sleep(10 * time.Millisecond) {
-		m = metricLines(t)
-	}
+	m := settledMetrics(t, want)
 	for k, want := range want {
 		if m[k] != want {
 			t.Errorf("%s = %q, want %s", k, m[k], want)
@@ -115,13 +121,14 @@ func TestRequestMetricsAndPlaceholders(t *testing.T) {
 	call(t, base+"/a2a", "", "tasks/get", map[string]any{"id": "nope"}).fails(t, -32001)
 	restDo(t, "GET", restURL+"/tasks/"+task.ID, "").ok(t, nil)
 
-	m := metricLines(t)
-	for k, want := range map[string]string{
+	want := map[string]string{
 		`caddy_a2a_requests_total{binding="jsonrpc",code="0",method="SendMessage",server="srv0",version="1.0"}`:  "1",
 		`caddy_a2a_requests_total{binding="jsonrpc",code="-32001",method="GetTask",server="srv0",version="0.3"}`: "1",
 		`caddy_a2a_requests_total{binding="rest",code="0",method="GetTask",server="srv0",version="1.0"}`:         "1",
 		`caddy_a2a_request_duration_seconds_count{binding="jsonrpc",method="SendMessage",server="srv0"}`:         "1",
-	} {
+	}
+	m := settledMetrics(t, want)
+	for k, want := range want {
 		if m[k] != want {
 			t.Errorf("%s = %q, want %s", k, m[k], want)
 		}
@@ -148,12 +155,12 @@ func TestRequestMetricsAndPlaceholders(t *testing.T) {
 	if len(lines) < 3 {
 		t.Fatalf("%d access log lines", len(lines))
 	}
-	want := []map[string]any{
+	wantLines := []map[string]any{
 		{"a2a_method": "SendMessage", "a2a_version": "1.0", "a2a_binding": "jsonrpc", "a2a_task": task.ID, "a2a_context": task.ContextID, "a2a_state": "completed", "a2a_error": ""},
 		{"a2a_method": "GetTask", "a2a_version": "0.3", "a2a_binding": "jsonrpc", "a2a_task": "", "a2a_error": "-32001"},
 		{"a2a_method": "GetTask", "a2a_version": "1.0", "a2a_binding": "rest", "a2a_task": task.ID, "a2a_state": "completed"},
 	}
-	for i, w := range want {
+	for i, w := range wantLines {
 		for k, v := range w {
 			if got := fmt.Sprint(lines[i][k]); got != v && !(v == "" && lines[i][k] == nil) {
 				t.Errorf("access log line %d: %s = %q, want %q", i+1, k, got, v)
@@ -175,11 +182,12 @@ func TestGRPCRequestMetrics(t *testing.T) {
 	}
 	_, err := c.GetTask(grpcCtx(t), &a2apb.GetTaskRequest{Id: "00000000-0000-4000-8000-000000000000"})
 	grpcFails(t, err, codes.NotFound, "TASK_NOT_FOUND")
-	m := metricLines(t)
-	for k, want := range map[string]string{
+	want := map[string]string{
 		`caddy_a2a_requests_total{binding="grpc",code="0",method="SendMessage",server="srv0",version="1.0"}`:  "1",
 		`caddy_a2a_requests_total{binding="grpc",code="-32001",method="GetTask",server="srv0",version="1.0"}`: "1",
-	} {
+	}
+	m := settledMetrics(t, want)
+	for k, want := range want {
 		if m[k] != want {
 			t.Errorf("%s = %q, want %s (metrics %v)", k, m[k], want, m)
 		}
