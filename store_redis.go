@@ -3,7 +3,6 @@ package caddya2a
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +31,9 @@ const (
 // key_prefix. Its store and runner live in a pool that outlives config
 // reloads.
 type RedisStore struct {
-	// URL is the server: redis://[user:pass@]host:port[/db], or rediss://
-	// for TLS. Global placeholders such as {env.REDIS_URL} are resolved
+	// URL is the server: redis://[user:pass@]host:port[/db], rediss://
+	// for TLS, or unix:///path/to/redis.sock[?db=N] for a server on the
+	// same machine (cheaper per command than TCP). Global placeholders such as {env.REDIS_URL} are resolved
 	// once at provision. Required. Its password is never printed by the
 	// module (logs and errors show the URL without it).
 	URL string `json:"url,omitempty"`
@@ -169,9 +169,8 @@ func (m *RedisStore) Validate() error {
 }
 
 func (m *RedisStore) check() error {
-	u, err := url.Parse(m.url)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return fmt.Errorf("url: want redis://[user:pass@]host:port[/db] or rediss://…, got %q", redact(m.url))
+	if _, err := redisstore.CheckURL(m.url, m.Cluster); err != nil {
+		return fmt.Errorf("url: %s", strings.TrimPrefix(err.Error(), "redisstore: "))
 	}
 	if m.Share != "" {
 		if err := checkShareName(m.Share); err != nil {
@@ -194,21 +193,6 @@ func (m *RedisStore) check() error {
 		return fmt.Errorf("key_prefix: must not hold { or } (got %q)", m.KeyPrefix)
 	}
 	return nil
-}
-
-// redact is s with any password replaced.
-func redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		if err != nil {
-			return "(unparsable)"
-		}
-		return s
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 // Cleanup drops this config's hold on the backend.

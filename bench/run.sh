@@ -17,7 +17,7 @@
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 44 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 47 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -97,14 +97,16 @@ p_grpca2a=$((port + 41))  # Caddy + a2a, grpc on (h2c), over the upstream agent
 p_push=$((port + 42))     # Caddy + a2a with push (receiver in the generator), over the upstream agent
 p_pushadm=$((port + 43))  # its admin endpoint (the goroutine count)
 p_oai=$((port + 44))      # Caddy + a2a, upstream openai → the upstream's paced chat completions stream
+p_rredisux=$((port + 45)) # Caddy + a2a, store redis over the Unix socket of p_redis's server
+p_rrelayux=$((port + 46)) # Caddy + a2a over the paced NDJSON upstream, store redis over that socket (the rrelay process)
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 45; p++)); do
+for ((p = port; p < port + 47; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "port $p (of $port-$((port + 43))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		echo "port $p (of $port-$((port + 46))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
 		exit 1
 	fi
@@ -376,11 +378,19 @@ sed "s/:$p_ceiling/:$p_rproxy/" "$work/ceiling.caddyfile" >"$work/rproxy.caddyfi
 sed "s/:$p_ceiling/:$p_pinrp/; s/127.0.0.1:$p_up/127.0.0.1:$p_pinup/" "$work/ceiling.caddyfile" >"$work/pinrp.caddyfile"
 caddyfile rmem "$p_rmem" /echo
 caddyfile rredis "$p_rredis" /echo "$(redis_store "$p_redis" load)"
+# The same over the server's Unix socket (redis_sock), a prefix of its own.
+redis_sock=$work/redis.sock
+redis_store_unix() {
+	redis_store "$1" "$2" | sed "s#redis://127.0.0.1:$1#unix://$redis_sock#"
+}
+caddyfile rredisux "$p_rredisux" /echo "$(redis_store_unix "$p_redis" loadux)"
 caddyfile pina2a "$p_pina2a" /echo "$(redis_store "$p_pinredis" pin)"
 sed -i "s/127.0.0.1:$p_up/127.0.0.1:$p_pinup/" "$work/pina2a.caddyfile"
 caddyfile rrelay "$p_rrelay" /ndjson/500/2ms
 caddyfile rrelay2 $((p_rrelay + 1)) /ndjson/500/2ms "$(redis_store "$p_redis" relay)"
 sed -n '/^http/,$p' "$work/rrelay2.caddyfile" >>"$work/rrelay.caddyfile"
+caddyfile rrelayux "$p_rrelayux" /ndjson/500/2ms "$(redis_store_unix "$p_redis" relayux)"
+sed -n '/^http/,$p' "$work/rrelayux.caddyfile" >>"$work/rrelay.caddyfile"
 caddyfile repa "$p_repa" /ndjson/500/2ms "$(redis_store "$p_redis" rep)"
 caddyfile repb "$p_repb" /ndjson/500/2ms "$(redis_store "$p_redis" rep)"
 # ttl 5s bounds the finished tasks; max_tasks_per_owner (every send here
@@ -558,22 +568,25 @@ fi
 if step redis; then
 	log "redis: store redis beside store memory and reverse_proxy, chunk latency, two replicas, memory with a short ttl"
 	redis_server=${REDIS_SERVER:-redis-server}
-	start redis "$redis_server" --port "$p_redis" --bind 127.0.0.1 --save "" --appendonly no
+	start redis "$redis_server" --port "$p_redis" --bind 127.0.0.1 --unixsocket "$redis_sock" --unixsocketperm 700 --save "" --appendonly no
 	wait_port "$p_redis" redis
 	start rproxy "$bin/caddy" run --adapter caddyfile --config "$work/rproxy.caddyfile"
 	start rmem "$bin/caddy" run --adapter caddyfile --config "$work/rmem.caddyfile"
 	start rredis "$bin/caddy" run --adapter caddyfile --config "$work/rredis.caddyfile"
-	for pn in "$p_rproxy rproxy" "$p_rmem rmem" "$p_rredis rredis"; do
+	start rredisux "$bin/caddy" run --adapter caddyfile --config "$work/rredisux.caddyfile"
+	for pn in "$p_rproxy rproxy" "$p_rmem rmem" "$p_rredis rredis" "$p_rredisux rredisux"; do
 		wait_port $pn
 	done
-	# The store redis target's second CPU figure is Redis's, not the
-	# upstream's (the same for all three).
+	# The store redis targets' second CPU figure is Redis's, not the
+	# upstream's (the same for all of them): over TCP and over the Unix
+	# socket, as a Caddy on Redis's own machine would reach it.
 	measure load -title "Store redis: blocking SendMessage (1.0), Redis on the same machine" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
 		-t "name=reverse_proxy → upstream,kind=ceiling,url=http://127.0.0.1:$p_rproxy/echo,pid=$pid_rproxy,up=$pid_up" \
 		-t "name=caddy-a2a store memory,kind=v1.0,url=http://127.0.0.1:$p_rmem/a2a,pid=$pid_rmem,up=$pid_up" \
-		-t "name=caddy-a2a store redis (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
+		-t "name=caddy-a2a store redis, TCP (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
+		-t "name=caddy-a2a store redis, Unix socket (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredisux/a2a,pid=$pid_rredisux,up=$pid_redis" \
 		-ceiling "reverse_proxy → upstream"
-	stop "$pid_rproxy" "$pid_rmem" "$pid_rredis"
+	stop "$pid_rproxy" "$pid_rmem" "$pid_rredis" "$pid_rredisux"
 	# The same sends with Redis on a core of its own (taskset): Caddy, the
 	# upstream and the generator on the other, one core for both targets,
 	# so that Redis's CPU does not come off theirs, as with Redis on a
@@ -601,8 +614,11 @@ if step redis; then
 	start rrelay "$bin/caddy" run --adapter caddyfile --config "$work/rrelay.caddyfile"
 	wait_port "$p_rrelay" rrelay
 	wait_port $((p_rrelay + 1)) rrelay
+	wait_port "$p_rrelayux" rrelay
 	measure storerelay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -memory "http://127.0.0.1:$p_rrelay/a2a" \
-		-redis "http://127.0.0.1:$((p_rrelay + 1))/a2a" -chunks 500 -d "$relay_d"
+		-redis "http://127.0.0.1:$((p_rrelay + 1))/a2a" -how TCP -chunks 500 -d "$relay_d"
+	measure storerelay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -memory "http://127.0.0.1:$p_rrelay/a2a" \
+		-redis "http://127.0.0.1:$p_rrelayux/a2a" -how "Unix socket" -chunks 500 -d "$relay_d"
 	stop "$pid_rrelay"
 	start repa "$bin/caddy" run --adapter caddyfile --config "$work/repa.caddyfile"
 	start repb "$bin/caddy" run --adapter caddyfile --config "$work/repb.caddyfile"

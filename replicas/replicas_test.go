@@ -443,3 +443,40 @@ func TestReplicasCluster(t *testing.T) {
 		t.Fatal("the agent call on A was not aborted")
 	}
 }
+
+// A replica may reach Redis over a Unix socket (Redis on its machine)
+// while another reaches the same server over TCP: with one key_prefix
+// they are one server. A task asking for input on A (socket) continues
+// on B (TCP), a cancel on A aborts the agent call running on B, and a
+// stream of it on A gets the canceled status.
+func TestReplicasUnixSocket(t *testing.T) {
+	ag := startAgent(t)
+	srv := redistest.StartUnix(t)
+	ra := startReplica(t, "A", portA, ag.URL(), srv.UnixURL(), "")
+	rb := startReplica(t, "B", portB, ag.URL(), srv.URL(), "")
+	tk := send(t, ra.URL(), "alice", message("ask", ""), false)
+	if tk.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("ask on A: %+v", tk)
+	}
+	if done := send(t, rb.URL(), "alice", message("Ada", tk.ID), false); done.Status.State != "TASK_STATE_COMPLETED" || done.text() != "hello Ada" {
+		t.Fatalf("the next turn on B: %+v", done)
+	}
+	slow := send(t, rb.URL(), "alice", message("slow", ""), true)
+	waitState(t, ra.URL(), "alice", slow.ID, "TASK_STATE_WORKING")
+	onA, _ := stream(t, ra.URL(), "alice", "SubscribeToTask", map[string]any{"id": slow.ID}, "")
+	if f, _ := nextFrame(t, onA); describe(t, f) != "task:TASK_STATE_WORKING" {
+		t.Fatalf("first frame on A %s", f.data)
+	}
+	var canceled task
+	if e := call(t, ra.URL(), "alice", "CancelTask", map[string]any{"id": slow.ID}, &canceled); e != nil || canceled.Status.State != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel on A: %+v %+v", canceled, e)
+	}
+	select {
+	case <-ag.aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent call on B was not aborted")
+	}
+	if f, ok := nextFrame(t, onA); !ok || describe(t, f) != "status:TASK_STATE_CANCELED" {
+		t.Fatalf("stream on A: %q", f.data)
+	}
+}

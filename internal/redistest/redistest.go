@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,10 +24,33 @@ type Server struct {
 	Port int
 	// Args are extra arguments, e.g. --requirepass.
 	Args []string
+	// Socket is the path of a Unix socket the server also listens on
+	// ("" for none; StartUnix sets one).
+	Socket string
 	// Cmd is the running process (nil when stopped): a test may signal
 	// it (SIGSTOP freezes the server).
 	Cmd *exec.Cmd
 }
+
+// StartUnix is Start with the server also listening on a Unix socket
+// (UnixURL), in a directory removed when the test ends.
+func StartUnix(t testing.TB, args ...string) *Server {
+	t.Helper()
+	// A short directory, not t.TempDir(): a socket path has room for
+	// about 100 bytes, and a test's temporary directory is named for it.
+	dir, err := os.MkdirTemp("", "redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	srv := &Server{Port: FreePort(t), Args: args, Socket: filepath.Join(dir, "redis.sock")}
+	srv.Start(t)
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// UnixURL is the server's unix:// URL, database 0.
+func (srv *Server) UnixURL() string { return "unix://" + srv.Socket + "?db=0" }
 
 // Start starts a server on a free port and stops it when the test ends.
 func Start(t testing.TB, args ...string) *Server {
@@ -49,6 +74,9 @@ func (srv *Server) Start(t testing.TB) {
 	}
 	cmd := exec.Command(path, "--port", strconv.Itoa(srv.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", "--logfile", "")
+	if srv.Socket != "" {
+		cmd.Args = append(cmd.Args, "--unixsocket", srv.Socket, "--unixsocketperm", "700")
+	}
 	cmd.Args = append(cmd.Args, srv.Args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)

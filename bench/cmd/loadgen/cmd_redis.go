@@ -19,6 +19,7 @@ func cmdStoreRelay(args []string) error {
 	direct := fs.String("direct", "", "upstream NDJSON URL (its chunk count and pace must match the modules' upstream)")
 	memory := fs.String("memory", "", "module JSON-RPC URL with the memory store, whose upstream is that stream")
 	redis := fs.String("redis", "", "module JSON-RPC URL with store redis, whose upstream is that stream")
+	how := fs.String("how", "", "how that store reaches Redis, for the table (e.g. \"unix socket\"; default: not said)")
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent streams per path")
 	dur := fs.Duration("d", 10*time.Second, "duration (all paths at once)")
@@ -30,15 +31,19 @@ func cmdStoreRelay(args []string) error {
 	}
 	d := &relayPath{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }}
 	m := &relayPath{name: "through caddy-a2a, store memory", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*memory, seq, f) }}
-	r := &relayPath{name: "through caddy-a2a, store redis", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*redis, seq, f) }}
+	store := "store redis"
+	if *how != "" {
+		store += " (" + *how + ")"
+	}
+	r := &relayPath{name: "through caddy-a2a, " + store, read: func(seq int, f chunkFunc) (int, error) { return readA2A(*redis, seq, f) }}
 	paths := []*relayPath{d, m, r}
 	runRelayPaths(paths, *streams, *chunks, *dur)
 	fmt.Printf("\n### Chunk latency by store: upstream write → client read, %d streams of %d chunks per path (paced by the upstream), all paths at once for %s\n\n",
 		*streams, *chunks, *dur)
 	printRelayTable(paths, []addedRow{
 		{"**added by caddy-a2a, store memory**", m, d},
-		{"**added by caddy-a2a, store redis**", r, d},
-		{"**store redis − store memory**", r, m},
+		{"**added by caddy-a2a, " + store + "**", r, d},
+		{"**" + store + " − store memory**", r, m},
 	})
 	if failedPaths(paths) {
 		return errors.New("storerelay: streams failed")
