@@ -583,8 +583,8 @@ if step redis; then
 	measure load -title "Store redis: blocking SendMessage (1.0), Redis on the same machine" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
 		-t "name=reverse_proxy → upstream,kind=ceiling,url=http://127.0.0.1:$p_rproxy/echo,pid=$pid_rproxy,up=$pid_up" \
 		-t "name=caddy-a2a store memory,kind=v1.0,url=http://127.0.0.1:$p_rmem/a2a,pid=$pid_rmem,up=$pid_up" \
-		-t "name=caddy-a2a store redis, TCP (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
-		-t "name=caddy-a2a store redis, Unix socket (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredisux/a2a,pid=$pid_rredisux,up=$pid_redis" \
+		-t "name=caddy-a2a store redis over TCP (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredis/a2a,pid=$pid_rredis,up=$pid_redis" \
+		-t "name=caddy-a2a store redis over a Unix socket (+ Redis CPU),kind=v1.0,url=http://127.0.0.1:$p_rredisux/a2a,pid=$pid_rredisux,up=$pid_redis" \
 		-ceiling "reverse_proxy → upstream"
 	stop "$pid_rproxy" "$pid_rmem" "$pid_rredis" "$pid_rredisux"
 	# The same sends with Redis on a core of its own (taskset): Caddy, the
