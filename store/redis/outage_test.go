@@ -348,3 +348,46 @@ func TestClusterStartsWhileDown(t *testing.T) {
 		t.Fatal("the cancel did not arrive")
 	}
 }
+
+// Once Redis is back after a restart, no command fails on a connection
+// left from before it: the first one that works is the recovery, and
+// every later one, made one at a time as on a quiet server, works.
+func TestNoFailureAfterARestart(t *testing.T) {
+	url, srv := startRedis(t)
+	s := newStore(t, url, Options{KeyPrefix: newPrefix(), Timeout: time.Second})
+	ctx := context.Background()
+	// One command at a time over every connection of the pool.
+	for i := range 8 {
+		id := fmt.Sprint("a", i)
+		v, err := s.Create(ctx, "alice", task(id, protocol.StateWorking))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Update(ctx, id, v, task(id, protocol.StateWorking), chunk("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Stop()
+	srv.Start(t)
+	deadline := time.Now().Add(10 * time.Second)
+	var v uint64
+	var err error
+	for {
+		if v, err = s.Create(ctx, "alice", task("b", protocol.StateWorking)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range 50 {
+		if v, _, err = s.Update(ctx, "b", v, task("b", protocol.StateWorking), chunk(fmt.Sprint(i))); err != nil {
+			t.Fatalf("write %d after the recovery: %v", i, err)
+		}
+		if _, err := s.Get(ctx, "alice", "b"); err != nil {
+			t.Fatalf("read %d after the recovery: %v", i, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

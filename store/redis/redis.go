@@ -155,6 +155,14 @@ func New(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redisstore: invalid URL %s", redacted)
 	}
 	co.DisableCache = true
+	// Every connection reads in the background, even one that has served
+	// a single command at a time (rueidis would otherwise write and read
+	// those in the caller's goroutine, and read nothing while idle): one
+	// that Redis closed (a restart) is then found closed at once, not by
+	// the next command sent on it, which failed after Redis was back
+	// (TestNoFailureAfterARestart). Under load every connection reads in
+	// the background anyway: bench/run.sh's redis step, no change.
+	co.AlwaysPipelining = true
 	co.Dialer.Timeout = opts.Timeout
 	co.ConnWriteTimeout = opts.Timeout
 	co.PipelineMultiplex = min(bits.Len(uint(opts.PoolSize))-1, rueidis.MaxPipelineMultiplex)
