@@ -77,17 +77,8 @@ func TestOutageAndRecovery(t *testing.T) {
 
 	// The server comes back, empty (no persistence): the store serves it.
 	srv.Start(t)
+	v = createOnceUp(t, s, "t3")
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v, err = s.Create(ctx, "alice", task("t3", protocol.StateWorking))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery after the restart: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	// The subscriber reconnects by itself, within its backoff; until it
 	// has, a wait fails (the caller retries, as a client reconnects).
 	for {
@@ -251,17 +242,7 @@ func TestStartsWhileServerDown(t *testing.T) {
 	}
 	srv.Start(t)
 	t.Cleanup(srv.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	var v uint64
-	for {
-		if v, err = s.Create(ctx, "alice", task("t1", protocol.StateWorking)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery once the server is up: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	v := createOnceUp(t, s, "t1")
 	sig := s.CancelSignal(ctx, "t1")
 	got := make(chan []store.StoredEvent, 1)
 	go func() {
@@ -369,19 +350,9 @@ func TestNoFailureAfterARestart(t *testing.T) {
 	}
 	srv.Stop()
 	srv.Start(t)
-	deadline := time.Now().Add(10 * time.Second)
-	var v uint64
-	var err error
-	for {
-		if v, err = s.Create(ctx, "alice", task("b", protocol.StateWorking)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	v := createOnceUp(t, s, "b")
 	for i := range 50 {
+		var err error
 		if v, _, err = s.Update(ctx, "b", v, task("b", protocol.StateWorking), chunk(fmt.Sprint(i))); err != nil {
 			t.Fatalf("write %d after the recovery: %v", i, err)
 		}
@@ -389,5 +360,23 @@ func TestNoFailureAfterARestart(t *testing.T) {
 			t.Fatalf("read %d after the recovery: %v", i, err)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// createOnceUp creates alice's working task id as soon as the server
+// answers (within 10 s) and returns its version: the first call that
+// works after an outage.
+func createOnceUp(t *testing.T, s *Store, id string) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := s.Create(context.Background(), "alice", task(id, protocol.StateWorking))
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery once the server is up: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
