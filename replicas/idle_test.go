@@ -212,7 +212,15 @@ func TestReplicasIdleSendsNothing(t *testing.T) {
 		t.Errorf("a blocking send ran %d scripts, want 2", d)
 	}
 	for name, n := range after {
-		if d := n - before[name]; d > 0 && !strings.Contains(" evalsha info ping zrangebyscore zadd zmscore zcard xadd hset hmget exists zrem publish pexpire time ", " "+name+" ") {
+		d := n - before[name]
+		switch {
+		case name == "hello" || name == "client":
+			// The client dials its pipelines when it first needs them:
+			// the send may be the first to take one (a handshake, once).
+			if d > 1 {
+				t.Errorf("a blocking send ran %d × %s: reconnecting", d, name)
+			}
+		case d > 0 && !strings.Contains(" evalsha info ping zrangebyscore zadd zmscore zcard xadd hset hmget exists zrem publish pexpire time ", " "+name+" "):
 			t.Errorf("a blocking send ran %d × %s", d, name)
 		}
 	}
