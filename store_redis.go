@@ -33,7 +33,7 @@ const (
 type RedisStore struct {
 	// URL is the server: redis://[user:pass@]host:port[/db], rediss://
 	// for TLS, or unix:///path/to/redis.sock[?db=N] for a server on the
-	// same machine (cheaper per command than TCP). Global placeholders such as {env.REDIS_URL} are resolved
+	// same machine (no TCP). Global placeholders such as {env.REDIS_URL} are resolved
 	// once at provision. Required. Its password is never printed by the
 	// module (logs and errors show the URL without it).
 	URL string `json:"url,omitempty"`

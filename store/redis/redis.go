@@ -249,9 +249,9 @@ func (s *Store) connectCluster(co rueidis.ClientOption) {
 // u as errors and logs may show it (the password replaced). The forms:
 // redis://[user:pass@]host[:port][/db], rediss:// (TLS), and
 // unix://[user:pass@]/path/to/redis.sock[?db=N] for a server on the same
-// machine: a Unix socket costs both sides less per command than TCP over
-// loopback (bench/run.sh, the redis step, measures both). A Cluster is
-// reached over TCP only (its nodes announce network addresses).
+// machine, which skips TCP (bench/run.sh's redis step measures both:
+// within its machine's noise of each other). A Cluster is reached over
+// TCP only (its nodes announce network addresses).
 func CheckURL(u string, cluster bool) (string, error) {
 	p, err := url.Parse(u)
 	if err != nil {
