@@ -117,9 +117,14 @@ func (b *subscriber) heard(id, payload string) {
 			c.bytes -= n
 			b.recentBytes -= n
 		}
-		// New arrays: the events handed out keep theirs.
-		c.evs = append([]store.StoredEvent(nil), c.evs[drop:]...)
-		c.sizes = append([]int(nil), c.sizes[drop:]...)
+		// A reslice, not a copy: the next append that outgrows the
+		// array moves only what is kept, and the events handed out
+		// (fromCache clips them) are never written over. Copying the
+		// kept events at every message was a seventh of what a Caddy
+		// streaming through store redis allocated (bench/run.sh's redis
+		// step, "Chunk latency by store").
+		c.evs = c.evs[drop:]
+		c.sizes = c.sizes[drop:]
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -286,5 +287,48 @@ func TestNextAfterTheSubscriptionIsCut(t *testing.T) {
 		case <-time.After(time.Until(deadline)):
 			t.Fatal("the write made during the cut never reached the waiting stream")
 		}
+	}
+}
+
+// The cache drops its oldest events by reslicing: the events a stream was
+// handed before (clipped, as fromCache hands them) stay as they were
+// while many more messages come, one event each; the cache keeps the
+// newest tailCacheEvents and counts exactly their bytes.
+func TestHeardKeepsWhatWasHandedOut(t *testing.T) {
+	b := &subscriber{recent: map[string]*tailCache{}}
+	msg := func(k int) string {
+		raw := encodeEvent(nil, "t1", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t1",
+			Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: fmt.Sprint("chunk ", k)}}}, Append: true}})
+		return fmt.Sprintf("%d\n%d\n%d\n%d\n%s", k-1, k, k, len(raw), raw)
+	}
+	var held [][]store.StoredEvent
+	var copies [][]store.StoredEvent
+	for k := 1; k <= 5*tailCacheEvents; k++ {
+		b.heard("t1", msg(k))
+		c := b.recent["t1"]
+		if k%7 == 0 {
+			h := slices.Clip(c.evs)
+			held = append(held, h)
+			copies = append(copies, slices.Clone(h))
+		}
+	}
+	for i := range held {
+		if !reflect.DeepEqual(held[i], copies[i]) {
+			t.Fatalf("events handed out were written over:\n%+v\nwas\n%+v", held[i], copies[i])
+		}
+	}
+	c := b.recent["t1"]
+	if len(c.evs) != tailCacheEvents || c.base != fmt.Sprint(4*tailCacheEvents) || c.newest() != fmt.Sprint(5*tailCacheEvents) {
+		t.Fatalf("cache holds %d events after %s up to %s", len(c.evs), c.base, c.newest())
+	}
+	sum := 0
+	for _, n := range c.sizes {
+		sum += n
+	}
+	if len(c.sizes) != len(c.evs) || c.bytes != sum || b.recentBytes != sum {
+		t.Fatalf("sizes %d for %d events, bytes %d / %d, want %d", len(c.sizes), len(c.evs), c.bytes, b.recentBytes, sum)
+	}
+	if got := c.evs[0].Event.Artifact.Artifact.Parts[0].Text; got != fmt.Sprint("chunk ", 4*tailCacheEvents+1) {
+		t.Fatalf("oldest kept %q", got)
 	}
 }

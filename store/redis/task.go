@@ -31,8 +31,17 @@ func checkID(id string) error {
 	return nil
 }
 
-// writeArgs builds the ARGV of luaWrite.
-func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol.Task, events []protocol.Event) []string {
+// writeArgs builds the ARGV of luaWrite. The snapshot and the events
+// are encoded into one pooled buffer that the arguments point into
+// without a copy; the caller hands it back with release once Redis has
+// answered the command, and not before (see release).
+//
+// A copy of the buffer into one string was half of what a Caddy
+// streaming through store redis allocated (a chunk re-sends the task's
+// snapshot, which grows with the stream), and the collections it caused
+// came out in the chunks' p99: bench/run.sh's redis step, "Chunk latency
+// by store"; BenchmarkWriteArgs counts the allocations.
+func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol.Task, events []protocol.Event) ([]string, *[]byte) {
 	st := t.Status.State
 	maxOwn := s.opts.MaxTasksPerOwner
 	if maxOwn < 0 {
@@ -42,10 +51,6 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[0] = mode
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
-	// The snapshot and the events are encoded into one pooled buffer and
-	// copied out in one string, which the arguments slice: one allocation
-	// for all of them where each was two (its buffer, its string):
-	// BenchmarkWriteArgs, 7 allocations where there were 16.
 	bp := encodeBufs.Get().(*[]byte)
 	buf := encodeTask((*bp)[:0], t)
 	ends := make([]int, 1, 1+len(events))
@@ -54,11 +59,8 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 		buf = encodeEvent(buf, t.ID, &events[i])
 		ends = append(ends, len(buf))
 	}
-	all := string(buf)
-	if cap(buf) <= maxPooledBuf {
-		*bp = buf
-		encodeBufs.Put(bp)
-	}
+	*bp = buf
+	all := rueidis.BinaryString(buf)
 	args[3] = all[:ends[0]]
 	args[4] = strconv.Itoa(int(st))
 	args[5] = tsHex(t.Status.Timestamp)
@@ -72,7 +74,17 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	for i := range events {
 		args = append(args, all[ends[i]:ends[i+1]])
 	}
-	return args
+	return args, bp
+}
+
+// release puts back a buffer of writeArgs whose command Redis answered:
+// the client has written all of it, and nothing keeps the arguments.
+// After an error it must not be called: a command whose wait was cut
+// short by its context may still be written later, from the buffer.
+func release(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
+		encodeBufs.Put(bp)
+	}
 }
 
 // maxPooledBuf bounds the buffers kept: a task of megabytes does not
@@ -83,7 +95,7 @@ const maxPooledBuf = 64 << 10
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // runWrite runs luaWrite and maps its status word.
-func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64, string, error) {
+func (s *Store) runWrite(ctx context.Context, id string, args []string, buf *[]byte) (uint64, string, error) {
 	c, cancel, err := s.op(ctx)
 	if err != nil {
 		return 0, "", err
@@ -95,6 +107,7 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string) (uint64,
 	if err != nil {
 		return 0, "", s.fail(ctx, err)
 	}
+	release(buf)
 	word, _ := r[0].ToString()
 	switch word {
 	case "ok":
@@ -140,7 +153,8 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if running {
 		s.sub.expect(t.ID)
 	}
-	v, _, err := s.runWrite(ctx, t.ID, s.writeArgs("c", 0, owner, t, events))
+	args, buf := s.writeArgs("c", 0, owner, t, events)
+	v, _, err := s.runWrite(ctx, t.ID, args, buf)
 	if err == nil {
 		s.noteState(t.ID, st)
 	} else if running {
@@ -157,7 +171,8 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	if err := checkID(id); err != nil {
 		return 0, "", err
 	}
-	v, last, err := s.runWrite(ctx, id, s.writeArgs("u", version, "", t, events))
+	args, buf := s.writeArgs("u", version, "", t, events)
+	v, last, err := s.runWrite(ctx, id, args, buf)
 	if err == nil {
 		s.noteState(id, t.Status.State)
 	}
