@@ -20,6 +20,7 @@ func cmdStoreRelay(args []string) error {
 	memory := fs.String("memory", "", "module JSON-RPC URL with the memory store, whose upstream is that stream")
 	redis := fs.String("redis", "", "module JSON-RPC URL with store redis, whose upstream is that stream")
 	how := fs.String("how", "", "how that store reaches Redis, for the table (e.g. \"unix socket\"; default: not said)")
+	redisAddr := fs.String("redis-addr", "", "optional host:port of that Redis: the table says how many keys and bytes it held when the run began")
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent streams per path")
 	dur := fs.Duration("d", 10*time.Second, "duration (all paths at once)")
@@ -37,9 +38,10 @@ func cmdStoreRelay(args []string) error {
 	}
 	r := &relayPath{name: "through caddy-a2a, " + store, read: func(seq int, f chunkFunc) (int, error) { return readA2A(*redis, seq, f) }}
 	paths := []*relayPath{d, m, r}
+	held := redisHeld(*redisAddr)
 	runRelayPaths(paths, *streams, *chunks, *dur)
-	fmt.Printf("\n### Chunk latency by store: upstream write → client read, %d streams of %d chunks per path (paced by the upstream), all paths at once for %s\n\n",
-		*streams, *chunks, *dur)
+	fmt.Printf("\n### Chunk latency by store: upstream write → client read, %d streams of %d chunks per path (paced by the upstream), all paths at once for %s%s\n\n",
+		*streams, *chunks, *dur, held)
 	printRelayTable(paths, []addedRow{
 		{"**added by caddy-a2a, store memory**", m, d},
 		{"**added by caddy-a2a, " + store + "**", r, d},
@@ -63,6 +65,7 @@ func cmdReplicas(args []string) error {
 	direct := fs.String("direct", "", "upstream NDJSON URL (its chunk count and pace must match the replicas' upstream)")
 	a := fs.String("a", "", "JSON-RPC URL of replica A (runs the tasks)")
 	b := fs.String("b", "", "JSON-RPC URL of replica B (same Redis and key_prefix; subscribes)")
+	redisAddr := fs.String("redis-addr", "", "optional host:port of their Redis: the table says how many keys and bytes it held when the run began")
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent tasks (and direct reads)")
 	dur := fs.Duration("d", 10*time.Second, "duration")
@@ -99,11 +102,12 @@ func cmdReplicas(args []string) error {
 		return *chunks, nil
 	}
 	paths := []*relayPath{d, onB}
+	held := redisHeld(*redisAddr)
 	runRelayPaths(paths, *streams, *chunks, *dur)
 	slices.Sort(onA.lat)
 	all := []*relayPath{d, onA, onB}
-	fmt.Printf("\n### Two replicas, one Redis: upstream write → client read on the replica that runs the task (A) and on the other (B, SubscribeToTask), %d tasks at a time of %d chunks (paced by the upstream) for %s\n\n",
-		*streams, *chunks, *dur)
+	fmt.Printf("\n### Two replicas, one Redis: upstream write → client read on the replica that runs the task (A) and on the other (B, SubscribeToTask), %d tasks at a time of %d chunks (paced by the upstream) for %s%s\n\n",
+		*streams, *chunks, *dur, held)
 	printRelayTable(all, []addedRow{
 		{"**added on A (runs the task)**", onA, d},
 		{"**added on B (through Redis)**", onB, d},

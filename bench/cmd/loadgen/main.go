@@ -10,6 +10,7 @@
 //	loadgen gwrelay -direct URL -gateway URL -proxy URL      agent chunk → client frame latency, the module's a2a upstream beside reverse_proxy
 //	loadgen storerelay -direct URL -memory URL -redis URL   upstream chunk → client frame latency, store memory beside store redis
 //	loadgen replicas -direct URL -a URL -b URL               upstream chunk → client frame latency on the replica that runs a task and on another one subscribed through Redis
+//	loadgen redisflush -addr host:port                       empties the bench's own Redis (after the load rounds, before the latency runs)
 //	loadgen idle   -t …,kind=a2a -t …,kind=hold -proto h1,h2c -- CMD… -- CMD…
 //	                                                         RSS of 1k and 10k idle SSE streams, the module's and a baseline's, a fresh server each
 package main
@@ -50,6 +51,7 @@ func main() {
 		"storerelay": cmdStoreRelay,
 		"replicas":   cmdReplicas,
 		"push":       cmdPush,
+		"redisflush": cmdRedisFlush,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
@@ -63,7 +65,7 @@ func main() {
 }
 
 const usage = `
-usage: loadgen load|sends|relay|events|idle|gwrelay|storerelay|replicas|push [flags]   (loadgen <cmd> -h for flags)
+usage: loadgen load|sends|relay|events|idle|gwrelay|storerelay|replicas|push|redisflush [flags]   (loadgen <cmd> -h for flags)
 `
 
 func logf(format string, args ...any) {

@@ -131,3 +131,54 @@ func printRedisSamples(rows []redisRow, samples int, from float64) {
 	}
 	fmt.Println()
 }
+
+// redisHeld is what a relay table's title says of the Redis at addr when
+// its run begins: how many keys and bytes it held. Its tail latency
+// depends on it (BENCHMARKS.md: the same chunks through a Redis holding
+// a gigabyte of other keys). Empty for no addr; an error is said.
+func redisHeld(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	m, err := readRedisMemory(addr)
+	if err != nil {
+		return fmt.Sprintf(" (Redis: %v)", err)
+	}
+	return fmt.Sprintf(", Redis holding %d keys (used_memory %.1f MB) as it began", m.keys, float64(m.usedBytes)/(1<<20))
+}
+
+// cmdRedisFlush empties the bench's own Redis at -addr (FLUSHALL), so
+// that a measurement after the load rounds starts from what it writes
+// itself; it prints what the Redis held before, to stderr.
+func cmdRedisFlush(args []string) error {
+	fs := newFlags("redisflush")
+	addr := fs.String("addr", "", "host:port of the bench's redis-server (no password)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" {
+		return fmt.Errorf("-addr is required")
+	}
+	m, err := readRedisMemory(*addr)
+	if err != nil {
+		return err
+	}
+	c, err := net.DialTimeout("tcp", *addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, "FLUSHALL\r\n"); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+OK\r\n" {
+		return fmt.Errorf("FLUSHALL: unexpected answer %.80q", line)
+	}
+	logf("redisflush: %s held %d keys (used_memory %.1f MB), now none", *addr, m.keys, float64(m.usedBytes)/(1<<20))
+	return nil
+}

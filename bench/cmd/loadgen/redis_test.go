@@ -108,3 +108,46 @@ func TestReadRedisMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisFlush: redisflush reads what the Redis held, then sends
+// FLUSHALL on a second connection and fails unless it is answered +OK.
+func TestRedisFlush(t *testing.T) {
+	bulk := func(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+	info := bulk("used_memory:1048576\r\n") + bulk("pubsub_channels:0\r\n") + ":3\r\n"
+	for _, tc := range []struct{ answer, wantErr string }{
+		{"+OK\r\n", ""},
+		{"-ERR unknown command 'FLUSHALL'\r\n", "FLUSHALL: unexpected answer"},
+	} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 2)
+		go func() {
+			for i, answer := range []string{info, tc.answer} {
+				c, err := ln.Accept()
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				want := []string{"INFO memory\r\nINFO stats\r\nDBSIZE\r\n", "FLUSHALL\r\n"}[i]
+				b := make([]byte, len(want))
+				_, _ = io.ReadFull(c, b)
+				got <- string(b)
+				_, _ = c.Write([]byte(answer))
+				c.Close()
+			}
+		}()
+		err = cmdRedisFlush([]string{"-addr", ln.Addr().String()})
+		ln.Close()
+		if r := <-got; r != "INFO memory\r\nINFO stats\r\nDBSIZE\r\n" {
+			t.Fatalf("first request %q", r)
+		}
+		if r := <-got; r != "FLUSHALL\r\n" {
+			t.Fatalf("second request %q", r)
+		}
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Fatalf("answer %q: err %v, want %q", tc.answer, err, tc.wantErr)
+		}
+	}
+}
