@@ -110,9 +110,12 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	reqCtx, reqCancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.reqCtx, s.reqCancel = reqCtx, reqCancel
 	stop := context.AfterFunc(ctx, s.aborted)
-	s.cancel = func() {
+	s.release = func() {
 		stop()
 		cancel()
+	}
+	s.cancel = func() {
+		s.release()
 		reqCancel()
 	}
 	s.baseArtifacts = s.ref.Artifacts

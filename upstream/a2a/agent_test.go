@@ -237,7 +237,7 @@ func TestRunBlockingPollsAndCountsArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `chunk:new=text of new+last | ref:{"t":"at","c":"mod-ctx","n":2} | status:input-required`
+	want := `chunk:new=text of new+last | ref:{"t":"at","c":"mod-ctx","n":2,"s":6} | status:input-required`
 	if got := describe(evs); got != want {
 		t.Fatalf("events\n%s\nwant\n%s", got, want)
 	}

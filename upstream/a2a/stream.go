@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 	"github.com/caddy-a2a/caddy-a2a/upstream/frames"
@@ -36,7 +38,10 @@ type runStream struct {
 	ctx       context.Context
 	reqCtx    context.Context
 	reqCancel context.CancelFunc
-	cancel    func()
+	// cancel ends the run and the send; release only the run (its
+	// timeout and abort watch), for a drain that reads the send on.
+	cancel  func()
+	release func()
 	// named is set once the agent's task id is known, for aborted (which
 	// runs on its own goroutine); streams, before the send, when it is a
 	// stream.
@@ -59,8 +64,14 @@ type runStream struct {
 	// pending are events translated and not yet returned.
 	pending []upstream.Event
 	// settled: the agent's task settled (or it answered a message): once
-	// pending is drained the run is over.
+	// pending is drained the run is over. final is the state the turn
+	// settled in (none for a message), which the rest of the agent's
+	// stream is checked against (drain).
 	settled bool
+	final   protocol.TaskState
+	// begun: an event of the agent's was translated; a continued turn's
+	// first event may be a snapshot (restates).
+	begun bool
 	// polling: the answer ended before the task settled; tasks/get goes on.
 	polling bool
 	wait    time.Duration
@@ -228,6 +239,8 @@ func (s *runStream) bad(err error) error {
 // translate turns one of the agent's results or stream events into
 // upstream events, interpreting the agent's task once, here.
 func (s *runStream) translate(ev *protocol.Event) error {
+	first := !s.begun
+	s.begun = true
 	switch {
 	case ev.Message != nil:
 		// A message instead of a task: the whole answer.
@@ -238,6 +251,11 @@ func (s *runStream) translate(ev *protocol.Event) error {
 		s.settled = true
 	case ev.Task != nil:
 		t := ev.Task
+		if first && s.restates(t) {
+			s.a.log.Debug("a2a: the agent's first event restates the task the turn continues",
+				zap.String("task_id", s.req.TaskID), zap.String("agent_task_id", t.ID), zap.Stringer("state", t.Status.State))
+			return nil
+		}
 		s.noteTask(t.ID, t.ContextID)
 		for i := s.baseArtifacts; i < len(t.Artifacts); i++ {
 			a := &t.Artifacts[i]
@@ -271,8 +289,9 @@ func (s *runStream) noteTask(taskID, contextID string) {
 	}
 	if taskID != s.ref.Task {
 		// Another task of the agent's (a first turn, or the agent began
-		// anew): none of its artifacts are in the module's task yet.
-		s.baseArtifacts, s.ref.Artifacts, s.sent = 0, 0, nil
+		// anew): none of its artifacts are in the module's task yet, and
+		// no earlier turn left it in a state.
+		s.baseArtifacts, s.ref, s.sent = 0, ref{}, nil
 	}
 	s.ref.Task, s.ref.Context = taskID, contextID
 	s.named.Store(true)
@@ -313,6 +332,16 @@ func (s *runStream) status(st protocol.TaskStatus) error {
 	}
 	switch {
 	case st.State.Terminal() || st.State.Interrupted():
+		// The next turn tells a snapshot of the task as this one leaves
+		// it by its state and question (restates).
+		s.ref.State, s.ref.Message = protocol.StateUnspecified, ""
+		if st.State.Interrupted() {
+			s.ref.State = st.State
+			if st.Message != nil {
+				s.ref.Message = st.Message.ID
+			}
+		}
+		s.final = st.State
 		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventRef, Ref: s.ref.encode()},
 			upstream.Event{Kind: upstream.EventStatus, State: st.State, Parts: parts})
 		s.settled = true
@@ -333,6 +362,15 @@ func (s *runStream) end(err error) {
 		// timeout, a shutdown, output over a limit, a broken stream):
 		// the agent would work on for nothing, so it is told.
 		s.a.cancelLater(s.iface, s.codec, s.ref.Task, s.req.Headers)
+	}
+	if s.settled && s.resp != nil {
+		// The turn settled with the agent's stream still open: the rest
+		// of it is read in the background, and the request released
+		// after (drain).
+		resp, fr := s.resp, s.frames
+		s.resp, s.frames = nil, nil
+		go s.drain(resp, fr)
+		return
 	}
 	s.closeBody()
 	s.cancel()
