@@ -80,6 +80,13 @@ const (
 	// in RunRequest.Upstream on the task's next turn and to a Canceler. It
 	// is not an A2A event: no caller sees it.
 	EventRef
+	// EventMessage marks the turn's answer as a direct message rather
+	// than a task's output: the events after it are the message's
+	// content, read as a message reply's are. It carries nothing and comes
+	// first, since what the turn is must be known before anything of it is
+	// stored. Only a turn that starts a task may be answered so; on one
+	// that continues a task it is the agent's error.
+	EventMessage
 )
 
 // Event is one thing the agent produced.

@@ -156,6 +156,12 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 		cancel()
 		return nil, fmt.Errorf("%w: the answer has Content-Encoding %q, which the module did not ask for and cannot read", upstream.ErrBadOutput, c)
 	}
+	direct, err := directAnswer(resp.Header)
+	if err != nil {
+		resp.Body.Close()
+		cancel()
+		return nil, err
+	}
 	mt := plainMediaType(resp.Header)
 	switch mt {
 	case "application/x-ndjson", "application/jsonl", "text/event-stream":
@@ -163,11 +169,12 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 			p:      newEventParser(resp.Body, mt == "text/event-stream", a.cfg.MaxEventBytes, a.rules),
 			body:   resp.Body,
 			cancel: cancel,
+			direct: direct,
 		}, nil
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes, a.rules)
+	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes, a.rules, direct)
 	if err != nil {
 		return nil, err
 	}

@@ -17,12 +17,41 @@ import (
 // outcome of the run (completed when absent).
 const HeaderTaskState = "A2A-Task-State"
 
+// HeaderReply is the response header that marks a whole answer, plain or
+// streamed, as a direct message (its value "message"; "task", the
+// default, is today's answer): the turn is then answered with one Message
+// and no task is kept. One header for both forms, since the handler must
+// know what the turn is before it stores anything.
+const HeaderReply = "A2A-Reply"
+
+// replyKey is HeaderReply as net/http keys it (textproto's canonical
+// form): indexed directly, the lookup of every answer allocates nothing.
+const replyKey = "A2a-Reply"
+
+// directAnswer reports whether h marks the answer as a direct message.
+func directAnswer(h http.Header) (bool, error) {
+	vs := h[replyKey]
+	if len(vs) == 0 {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(vs[0])) {
+	case "message":
+		return true, nil
+	case "task":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: unknown %s %q (want message or task)", upstream.ErrBadOutput, HeaderReply, vs[0])
+}
+
 // readPlain turns a plain answer into its events: completed →
 // [EventParts{parts, Whole}, EventStatus{completed}]; any other state →
 // [EventStatus{state, Parts: parts}], the body being the status message.
 // An empty body has no parts. The body is one part, held to r's rules
 // for what a part may be (its size is the answer's: maxBytes).
-func readPlain(resp *http.Response, mt string, maxBytes int64, r *upstream.Rules) ([]upstream.Event, error) {
+//
+// A direct answer (direct) starts with EventMessage: the same events then
+// make the message.
+func readPlain(resp *http.Response, mt string, maxBytes int64, r *upstream.Rules, direct bool) ([]upstream.Event, error) {
 	state := protocol.StateCompleted
 	if v := resp.Header.Get(HeaderTaskState); v != "" {
 		s, ok := outcome(strings.ToLower(strings.TrimSpace(v)))
@@ -55,9 +84,22 @@ func readPlain(resp *http.Response, mt string, maxBytes int64, r *upstream.Rules
 		parts = []protocol.Part{p}
 	}
 	if state != protocol.StateCompleted {
-		return []upstream.Event{{Kind: upstream.EventStatus, State: state, Parts: parts}}, nil
+		status := upstream.Event{Kind: upstream.EventStatus, State: state, Parts: parts}
+		if direct {
+			return []upstream.Event{{Kind: upstream.EventMessage}, status}, nil
+		}
+		return []upstream.Event{status}, nil
 	}
-	events := make([]upstream.Event, 0, 2)
+	// Sized for what comes: an answer that is not direct allocates as it
+	// did before the marker existed.
+	n := 2
+	if direct {
+		n = 3
+	}
+	events := make([]upstream.Event, 0, n)
+	if direct {
+		events = append(events, upstream.Event{Kind: upstream.EventMessage})
+	}
 	if parts != nil {
 		events = append(events, upstream.Event{Kind: upstream.EventParts, Parts: parts, Whole: true})
 	}

@@ -330,7 +330,7 @@ func FuzzPlainAnswer(f *testing.F) {
 		}
 		mt := plainMediaType(h)
 		resp := &http.Response{Header: h, Body: io.NopCloser(bytes.NewReader(body))}
-		evs, err := readPlain(resp, mt, 1<<10, small)
+		evs, err := readPlain(resp, mt, 1<<10, small, false)
 		if err != nil {
 			return
 		}

@@ -37,9 +37,16 @@ type eventStream struct {
 	body   io.ReadCloser
 	cancel context.CancelFunc
 	err    error
+	// direct: the answer is marked a direct message (HeaderReply), which
+	// the first Next says before any of the stream's events.
+	direct bool
 }
 
 func (s *eventStream) Next() (upstream.Event, error) {
+	if s.direct {
+		s.direct = false
+		return upstream.Event{Kind: upstream.EventMessage}, nil
+	}
 	if s.err != nil {
 		return upstream.Event{}, s.err
 	}
@@ -56,7 +63,7 @@ func (s *eventStream) Next() (upstream.Event, error) {
 
 // Ready implements upstream.Ready: the stream has ended, or its next
 // frame is buffered whole.
-func (s *eventStream) Ready() bool { return s.err != nil || s.p.r.Ready() }
+func (s *eventStream) Ready() bool { return s.direct || s.err != nil || s.p.r.Ready() }
 
 // end records the stream's outcome and aborts the request: nothing after
 // a final status or an error is read, however large.
