@@ -110,9 +110,11 @@ func getCard(ctx context.Context, hc *http.Client, u string) ([]byte, int, error
 
 // readCard is a2a-go's reading of a card of either version. A 0.3
 // card's url without preferredTransport is JSON-RPC, as the 0.3 schema
-// defaults it (a2a-go leaves that interface out).
+// defaults it (a2a-go leaves that interface out). 1.0's
+// securityRequirements are handed to a2a-go in the form it reads
+// (bareScopes).
 func readCard(raw []byte) (*a2a.AgentCard, error) {
-	card, err := a2av0.NewAgentCardParser()(raw)
+	card, err := a2av0.NewAgentCardParser()(bareScopes(raw))
 	if err != nil {
 		return nil, err
 	}
