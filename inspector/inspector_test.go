@@ -113,3 +113,21 @@ func TestProblems(t *testing.T) {
 		t.Errorf("without a card: %d %s", w.Code, w.Body.String())
 	}
 }
+
+// TestProblemsSecuredCard: a gated mount's cards, with the security
+// members as the module renders them (1.0's requirements in strict
+// ProtoJSON, which a2a-go alone cannot read), have no problems.
+func TestProblemsSecuredCard(t *testing.T) {
+	const common = `"name":"n","description":"d","version":"1","capabilities":{},` +
+		`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"S","description":"d","tags":["t"]}],` +
+		`"supportedInterfaces":[{"url":"http://h/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://h/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],`
+	in := newTest(t, func(*http.Request) ([]byte, []byte, error) {
+		return []byte(`{` + common + `"protocolVersion":"0.3.0","url":"http://h/a2a","preferredTransport":"JSONRPC",` +
+				`"securitySchemes":{"users":{"type":"http","scheme":"Basic","httpAuthSecurityScheme":{"scheme":"Basic"}}},` +
+				`"securityRequirements":[{"schemes":{"users":{}}}],"security":[{"users":[]}]}`),
+			[]byte(`{` + common + `"securitySchemes":{"users":{"httpAuthSecurityScheme":{"scheme":"Basic"}}},"securityRequirements":[{"schemes":{"users":{}}}]}`), nil
+	})
+	if w := get(in, "GET", "/a2a/inspector/problems"); w.Code != 200 || w.Body.String() != `{"hybrid":[],"v10":[]}` {
+		t.Errorf("problems %d:\n%s", w.Code, w.Body.String())
+	}
+}
