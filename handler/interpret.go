@@ -30,6 +30,11 @@ type output interface {
 	hasChunk(id string) bool
 	// ref records the task's upstream reference.
 	ref(ref string) error
+	// direct takes an answer marked as a direct message
+	// (upstream.EventMessage) where it did not decide the turn (a run that
+	// waits for it reads it before the output exists); done reports that
+	// it ended the output.
+	direct() (done bool, err error)
 	// progress records a status note while the agent works.
 	progress(parts []protocol.Part) error
 	// end records the agent's outcome: a terminal or interrupted state,
@@ -98,6 +103,9 @@ func (in *interpreter) apply(ev *upstream.Event, out output) (done bool, err err
 		// Not output: no limit counts it (the kind bounds it, from ids
 		// that are bounded as a caller's are).
 		return false, out.ref(ev.Ref)
+	case upstream.EventMessage:
+		// Not output: the marker says what the events after it are.
+		return out.direct()
 	case upstream.EventStatus:
 		if limit, max := in.over(out, protocol.PartsSize(ev.Parts), false, false); limit != "" {
 			return true, out.overLimit(limit, max)

@@ -75,8 +75,9 @@ type Options struct {
 	// echoed under the same header and passed to the agent. A request
 	// that does not activate a required one is -32008.
 	Extensions []protocol.Extension
-	// Reply is what a send answers with: a Task (ReplyTask, the default)
-	// or one Message, with no task stored (ReplyMessage).
+	// Reply is what a send answers with: a Task (ReplyTask, the default),
+	// one Message with no task stored (ReplyMessage), or either, as the
+	// agent answers each turn (ReplyAuto).
 	Reply ReplyMode
 	// Heartbeat is the SSE keep-alive comment interval (0 = 15s).
 	Heartbeat time.Duration

@@ -27,6 +27,13 @@ const (
 	// request and answer with one Message; no task is created or stored.
 	// It suits stateless agents: a reply cannot ask for more input.
 	ReplyMessage
+	// ReplyAuto lets the agent choose, turn by turn: a send that starts a
+	// task waits for the agent's first event before anything is stored.
+	// An answer marked as a direct message (upstream.EventMessage) is one
+	// Message, as with ReplyMessage, and no task is stored; any other
+	// answer makes the task, as with ReplyTask. A send that continues a
+	// task is a task's turn, as with ReplyTask.
+	ReplyAuto
 )
 
 // A message reply is built in memory, bounded as a task's run is: by
@@ -111,27 +118,37 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	}
 	// Only this goroutine touches the stream (see run.execute).
 	defer stream.Close()
-	b := replyBuilder{log: log}
 	in := interpreter{limits: &e.runLimits}
+	msg, err := readReply(stream, &in, log, rr.contextID)
+	if err != nil {
+		outcome = outcomeOf(ctx, err)
+		return nil, replyError(ctx, log, err)
+	}
+	outcome = RunOK
+	return msg, nil
+}
+
+// readReply reads the rest of an agent's stream into one agent Message of
+// context contextID, held to in's limits: a message reply's whole answer,
+// or a direct answer after its marker (ReplyAuto).
+func readReply(stream upstream.Stream, in *interpreter, log *zap.Logger, contextID string) (*protocol.Message, error) {
+	b := replyBuilder{log: log}
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			outcome = outcomeOf(ctx, err)
-			return nil, replyError(ctx, log, err)
+			return nil, err
 		}
 		done, err := in.apply(&ev, &b)
 		if err != nil {
-			outcome = outcomeOf(ctx, err)
-			return nil, replyError(ctx, log, err)
+			return nil, err
 		}
 		if done {
 			break
 		}
 	}
-	outcome = RunOK
 	if b.state != protocol.StateUnspecified && b.state != protocol.StateCompleted {
 		// The reply cannot carry the state: say in the log what the agent
 		// meant, for the operator who chose message replies.
@@ -139,7 +156,7 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 	}
 	return &protocol.Message{
 		ID:        newID(),
-		ContextID: rr.contextID,
+		ContextID: contextID,
 		Role:      protocol.RoleAgent,
 		Parts:     b.parts(),
 	}, nil
@@ -239,6 +256,9 @@ func (b *replyBuilder) hasChunk(id string) bool { return b.chunkIDs[id] }
 // ref is dropped: a message reply keeps no task to hold it.
 func (b *replyBuilder) ref(string) error { return nil }
 
+// direct: a reply is a message already, so the marker changes nothing.
+func (b *replyBuilder) direct() (bool, error) { return false, nil }
+
 func (b *replyBuilder) progress([]protocol.Part) error { return nil }
 
 // end takes the outcome: a failed agent is an error (A2A has no failed
@@ -331,30 +351,40 @@ func (e *Service) streamReply(ctx context.Context, s EventWriter, rr *replyRun) 
 	if s.Open() != nil {
 		return
 	}
-	res := make(chan replyResult, 1)
+	var r replyResult
+	done := make(chan struct{})
 	go func() {
-		msg, perr := e.runReply(ctx, rr)
-		res <- replyResult{msg, perr}
+		r.msg, r.perr = e.runReply(ctx, rr)
+		close(done)
 	}()
+	e.serveAnswer(s, done, func() (*protocol.Message, *protocol.Error) { return r.msg, r.perr }, func() {
+		// Wait for the call too, so no goroutine outlives the request.
+		cancel()
+		<-done
+	})
+}
+
+// serveAnswer writes heartbeats on an open stream until done, then the
+// one Message answer (or its error) and flushes. A client that goes away
+// meanwhile gets abort called (the agent call is of no use any more).
+func (e *Service) serveAnswer(s EventWriter, done <-chan struct{}, answer func() (*protocol.Message, *protocol.Error), abort func()) {
 	tick := time.NewTicker(e.opts.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {
-		case r := <-res:
-			if r.perr != nil {
-				s.Fail(r.perr)
+		case <-done:
+			msg, perr := answer()
+			if perr != nil {
+				s.Fail(perr)
 				return
 			}
-			if s.Queue("", &protocol.Event{Message: r.msg}) == nil {
+			if s.Queue("", &protocol.Event{Message: msg}) == nil {
 				_ = s.Flush()
 			}
 			return
 		case <-tick.C:
 			if s.Heartbeat() != nil {
-				// The client is gone: abort the agent call and wait for it,
-				// so no goroutine outlives the request.
-				cancel()
-				<-res
+				abort()
 				return
 			}
 		}

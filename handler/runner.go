@@ -312,6 +312,12 @@ type run struct {
 	// send waits on it (Service.awaitAccepted).
 	ack     chan struct{}
 	ackDone bool
+	// deferred is set for a send whose run creates its task (ReplyAuto):
+	// the run decides on the agent's first event. Nil on every other run.
+	deferred *deferredCreate
+	// continues: the turn continues a task that asked for input, which an
+	// answer marked as a direct message cannot (direct).
+	continues bool
 	// failing is set once the run tries to record a failure after a store
 	// error, so that attempt does not start another.
 	failing bool
@@ -426,6 +432,9 @@ func (ru *run) execute(base context.Context) {
 	stream, err := ru.agent.Run(tctx, &ru.req)
 	if err != nil {
 		outcome = outcomeOf(ctx, err)
+		if ru.undecided() && !ru.create() {
+			return
+		}
 		ru.refuse(err)
 		ru.fail(err, "")
 		return
@@ -440,6 +449,16 @@ func (ru *run) execute(base context.Context) {
 
 	for {
 		ev, err := stream.Next()
+		if ru.undecided() {
+			// The turn's first event says what it is (ReplyAuto).
+			if err == nil && ev.Kind == upstream.EventMessage {
+				outcome = ru.answerDirect(ctx, cancel, stream)
+				return
+			}
+			if !ru.create() {
+				return
+			}
+		}
 		if err == io.EOF {
 			outcome = RunOK
 			ru.finish(protocol.StateCompleted, nil, "")

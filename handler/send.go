@@ -56,17 +56,35 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	}
 	var s started
 	var perr *protocol.Error
-	if p.Message.TaskID == "" {
+	switch {
+	case p.Message.TaskID == "" && e.opts.Reply == ReplyAuto:
+		// Created by the run, working, once the agent's first event shows
+		// the turn makes a task.
+		s = e.newTask(c, p, true)
+		e.deferCreate(c, p, &s, streaming)
+	case p.Message.TaskID == "":
 		s, perr = e.createTask(ctx, c, p, !streaming)
-	} else {
+	default:
 		s, perr = e.continueTask(ctx, c, p)
 	}
 	if perr != nil {
 		e.opts.Runner.release(c.Owner)
 		return started{}, perr
 	}
-	if p.Push != nil {
-		cfg := *p.Push
+	if s.run.deferred == nil {
+		e.taskWritten(ctx, c, p.Push, &s)
+	}
+	// The run gives the slot back when it settles or ends (Runner.runOne),
+	// or startRun does if it never starts.
+	s.run.reserved = true
+	return s, nil
+}
+
+// taskWritten follows the write that created or continued s's task: the
+// send's inline push config (nil: none) is put, and the write heard.
+func (e *Service) taskWritten(ctx context.Context, c Caller, push *protocol.PushConfig, s *started) {
+	if push != nil {
+		cfg := *push
 		cfg.TaskID = s.task.ID
 		if _, perr := e.putPushConfig(ctx, c, &cfg, 0); perr != nil {
 			// The task is written and runs, without the config (only a
@@ -74,11 +92,7 @@ func (e *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 			c.log(e.log).Warn("a2a: a send's push notification config was not kept", zap.String("task_id", cfg.TaskID), zap.String("error", perr.Message))
 		}
 	}
-	e.written(c.Owner, s.run.written, s.lastEventID, s.events, p.Push != nil)
-	// The run gives the slot back when it settles or ends (Runner.runOne),
-	// or startRun does if it never starts.
-	s.run.reserved = true
-	return s, nil
+	e.written(c.Owner, s.run.written, s.lastEventID, s.events, push != nil)
 }
 
 // reserveRun takes one of the caller's slots for a running task
@@ -153,6 +167,18 @@ func mediaAccepted(modes []string, mt string) bool {
 // answer of a non-blocking send is still the task as submitted. A stream
 // starts from the submitted task and relays the run's working status.
 func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams, working bool) (started, *protocol.Error) {
+	s := e.newTask(c, p, working)
+	v, err := e.opts.Store.Create(ctx, c.Owner, s.run.task, s.events...)
+	if err != nil {
+		return started{}, storeError(c.log(e.log), "create task", s.task.ID, err)
+	}
+	s.run.version = v
+	return s, nil
+}
+
+// newTask makes a send's new task and its run, not yet stored (see
+// createTask).
+func (e *Service) newTask(c Caller, p *protocol.SendParams, working bool) started {
 	msg := p.Message
 	msg.TaskID = newTaskID()
 	if msg.ContextID == "" {
@@ -173,11 +199,7 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 		stored = &w
 		evs = append(evs, protocol.Event{Status: &protocol.StatusUpdate{TaskID: w.ID, ContextID: w.ContextID, Status: w.Status}})
 	}
-	v, err := e.opts.Store.Create(ctx, c.Owner, stored, evs...)
-	if err != nil {
-		return started{}, storeError(c.log(e.log), "create task", t.ID, err)
-	}
-	return started{task: t, events: evs, run: e.newRun(c, stored, v, &msg, nil, p)}, nil
+	return started{task: t, events: evs, run: e.newRun(c, stored, 0, &msg, nil, p)}
 }
 
 // continueTask adds the message to an interrupted task and sets it
@@ -221,7 +243,9 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 		if err != nil {
 			return started{}, storeError(c.log(e.log), "continue task", id, err)
 		}
-		return started{task: &t, lastEventID: last, events: []protocol.Event{ev}, run: e.newRun(c, &t, v, &msg, earlier, p)}, nil
+		ru := e.newRun(c, &t, v, &msg, earlier, p)
+		ru.continues = true
+		return started{task: &t, lastEventID: last, events: []protocol.Event{ev}, run: ru}, nil
 	}
 	return started{}, internalError(c.log(e.log), "continue task", errors.New("too many version conflicts"), zap.String("task_id", id))
 }
@@ -263,7 +287,10 @@ func (e *Service) startRun(s *started) *protocol.Error {
 	ru := s.run
 	ru.baseLog = e.log
 	ru.slots = e.opts.Runner
-	ru.finish(protocol.StateFailed, nil, "")
+	if ru.deferred == nil {
+		// A run that would have created its task leaves nothing to fail.
+		ru.finish(protocol.StateFailed, nil, "")
+	}
 	ru.releaseSlot()
 	return internalError(e.log, "start run", err, zap.String("task_id", ru.task.ID))
 }
@@ -277,7 +304,7 @@ func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendPar
 	if e.opts.Reply == ReplyMessage {
 		ev.Message, perr = e.sendReply(ctx, c, p)
 	} else {
-		ev.Task, perr = e.sendTask(ctx, c, p)
+		ev, perr = e.sendTask(ctx, c, p)
 		c.Info.SetTask(ev.Task)
 	}
 	return ev, perr
@@ -285,15 +312,28 @@ func (e *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendPar
 
 // sendTask runs a non-streaming send: blocking waits until the task settles
 // (terminal or interrupted) or the wait ends (client gone, config
-// unloaded); either way it answers the task as it then is.
-func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Task, *protocol.Error) {
+// unloaded); either way it answers the task as it then is. With
+// ReplyAuto the agent may answer a new turn with a message instead.
+func (e *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams) (protocol.Event, *protocol.Error) {
 	s, perr := e.prepareSend(ctx, c, p, false)
 	if perr != nil {
-		return nil, perr
+		return protocol.Event{}, perr
 	}
 	if perr := e.startRun(&s); perr != nil {
-		return nil, perr
+		return protocol.Event{}, perr
 	}
+	if s.run.deferred != nil {
+		if msg, perr := e.sendDeferred(ctx, c, s.run); msg != nil || perr != nil {
+			return protocol.Event{Message: msg}, perr
+		}
+	}
+	t, perr := e.awaitTask(ctx, c, p, &s)
+	return protocol.Event{Task: t}, perr
+}
+
+// awaitTask is the task a non-streaming send answers: as created, or for
+// a blocking send as its run settled it.
+func (e *Service) awaitTask(ctx context.Context, c Caller, p *protocol.SendParams, s *started) (*protocol.Task, *protocol.Error) {
 	t := s.task
 	if p.Blocking {
 		if final := e.waitSettled(ctx, s.run); final != nil {

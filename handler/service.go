@@ -100,7 +100,7 @@ func New(o Options) (*Service, error) {
 	if o.Heartbeat < 0 {
 		return nil, errors.New("handler: Options.Heartbeat must not be negative")
 	}
-	if o.Reply != ReplyTask && o.Reply != ReplyMessage {
+	if o.Reply != ReplyTask && o.Reply != ReplyMessage && o.Reply != ReplyAuto {
 		return nil, errors.New("handler: unknown Options.Reply")
 	}
 	if o.Heartbeat == 0 {

@@ -50,8 +50,10 @@ type Stream struct {
 	task          *protocol.Task
 	snapID, after string
 	first         []store.StoredEvent
-	// reply is set instead for a message reply's stream.
-	reply *replyRun
+	// reply is set instead for a message reply's stream, direct for a
+	// direct answer's (ReplyAuto).
+	reply  *replyRun
+	direct *run
 	// hb is the heartbeat timer, made on the first wait and reset for
 	// every later one.
 	hb *time.Timer
@@ -68,6 +70,10 @@ func (st *Stream) Serve(w EventWriter) {
 	}
 	if st.reply != nil {
 		st.e.streamReply(st.ctx, w, st.reply)
+		return
+	}
+	if st.direct != nil {
+		st.e.streamDirect(w, st.direct)
 		return
 	}
 	st.e.pump(st, w)
@@ -109,6 +115,12 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 	st, perr := e.prepareSend(ctx, c, p, true)
 	if perr != nil {
 		return nil, perr
+	}
+	if st.run.deferred != nil {
+		if perr := e.startRun(&st); perr != nil {
+			return nil, perr
+		}
+		return e.streamDeferred(ctx, c, p, st.run)
 	}
 	task, snapID := st.task, st.lastEventID
 	if snapID == "" {

@@ -159,6 +159,8 @@ func describe(evs []upstream.Event) string {
 			out = append(out, s)
 		case upstream.EventParts:
 			out = append(out, "parts:"+ev.Parts[0].Text)
+		case upstream.EventMessage:
+			out = append(out, "message")
 		default:
 			out = append(out, "other")
 		}
@@ -246,7 +248,8 @@ func TestRunBlockingPollsAndCountsArtifacts(t *testing.T) {
 	}
 }
 
-// A message instead of a task is the whole answer.
+// A message instead of a task is the whole answer, marked as a direct
+// one, by a blocking send's result and a stream's first frame alike.
 func TestRunMessage(t *testing.T) {
 	f := newFake(t, protocol.V10, false, nil)
 	f.rpc = func(w http.ResponseWriter, r *http.Request, req *protocol.Request) {
@@ -254,8 +257,18 @@ func TestRunMessage(t *testing.T) {
 		f.result(w, req, f.codec.AppendSendResult(nil, &protocol.Event{Message: m}))
 	}
 	evs, err := collect(t, newAgent(t, f), userReq("hi", ""))
-	if err != nil || describe(evs) != "parts:hello" || !evs[0].Whole {
+	if err != nil || describe(evs) != "message | parts:hello" || !evs[1].Whole {
 		t.Fatalf("events %s, %v", describe(evs), err)
+	}
+
+	s := newFake(t, protocol.V03, true, nil)
+	s.rpc = func(w http.ResponseWriter, r *http.Request, req *protocol.Request) {
+		m := &protocol.Message{ID: "am", Role: protocol.RoleAgent, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "streamed"}}}
+		s.frames(w, req, protocol.Event{Message: m})
+	}
+	evs, err = collect(t, newAgent(t, s), userReq("hi", ""))
+	if err != nil || describe(evs) != "message | parts:streamed" {
+		t.Fatalf("stream events %s, %v", describe(evs), err)
 	}
 }
 

@@ -243,11 +243,13 @@ func (s *runStream) translate(ev *protocol.Event) error {
 	s.begun = true
 	switch {
 	case ev.Message != nil:
-		// A message instead of a task: the whole answer.
+		// A message instead of a task: the whole answer, marked as the
+		// direct answer it is (the handler decides what becomes of it).
 		if err := s.a.rules.CheckParts(ev.Message.Parts, "message.parts"); err != nil {
 			return err
 		}
-		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventParts, Parts: ev.Message.Parts, Whole: true})
+		s.pending = append(s.pending, upstream.Event{Kind: upstream.EventMessage},
+			upstream.Event{Kind: upstream.EventParts, Parts: ev.Message.Parts, Whole: true})
 		s.settled = true
 	case ev.Task != nil:
 		t := ev.Task
