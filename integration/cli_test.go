@@ -245,3 +245,77 @@ http://:9080 {
 		return cli.Tasks(ctx, o, base, cli.TasksOptions{State: "nonsense"})
 	}).want(t, 1, "", "caddy a2a tasks: --state \"nonsense\": want submitted, working, input-required, auth-required, completed, failed, canceled or rejected\n")
 }
+
+// TestCLISecuredCard: the README's gated setup (basic_auth on the RPC
+// routes, the card public and saying so with security_scheme and
+// security, an extended card) is read by every command: a2a-go's card
+// parser cannot read 1.0's strict ProtoJSON securityRequirements
+// (a2a-go#430), so the commands read it rewritten, and still print the
+// document as served and check it as served.
+func TestCLISecuredCard(t *testing.T) {
+	a := textAgent(t)
+	load(t, `
+http://:9080 {
+	@a2a path /a2a /a2a/*
+	basic_auth @a2a {
+		alice {{.Alice}}
+	}
+	a2a {
+		upstream {{.Agent}}`+skillBlock+`
+		security_scheme users basic {
+			description "The account you were given"
+		}
+		security users`+securedExtendedCard+`
+		inspector
+	}
+}
+`, map[string]any{"Agent": a.URL(), "Alice": aliceHash})
+	alice := func(o *cli.Options) {
+		if err := o.SetUser("alice:alice-pw"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card := func(ctx context.Context, o *cli.Options) int { return cli.Card(ctx, o, base) }
+	runCLI(t, nil, card).want(t, 0, `Card:         http://127.0.0.1:9080/.well-known/agent-card.json
+Name:         Test agent
+Description:  An agent under test.
+Version:      1.0.0
+Interfaces:
+  JSONRPC    1.0    http://127.0.0.1:9080/a2a  needs credentials (HTTP 401)
+  JSONRPC    0.3    http://127.0.0.1:9080/a2a  needs credentials (HTTP 401)
+Capabilities: streaming, extended card
+Input modes:  text/plain, application/json
+Output modes: text/plain, application/json
+Skills:
+  echo: Echo: Echoes. [test]
+Security:
+  scheme users: HTTP Basic
+  requires:  users
+Problems:     none
+`, "")
+
+	// --json prints the document as served, its security members as
+	// they are (the strict ProtoJSON form a2a-go cannot read).
+	_, doc := get(t, "GET", base+"/.well-known/agent-card.json")
+	for _, m := range []string{`"securityRequirements":[{"schemes":{"users":{}}}]`, `"security":[{"users":[]}]`} {
+		if !strings.Contains(string(doc), m) {
+			t.Fatalf("the served card lacks %s:\n%s", m, doc)
+		}
+	}
+	runCLI(t, func(o *cli.Options) { o.JSON = true }, card).want(t, 0, string(doc)+"\n", "")
+
+	for _, v := range []string{"", "0.3", "1.0"} {
+		runCLI(t, version(v), send(base, "hi", cli.SendOptions{})).want(t, 1, "",
+			"HTTP 401 Unauthorized: the server wants credentials (--user name:password or -H 'Authorization: …')\n")
+		runCLI(t, func(o *cli.Options) { alice(o); o.Version = v }, send(base, "hi", cli.SendOptions{})).want(t, 0, "Hello, hi\n", "")
+	}
+	r := runCLI(t, alice, func(ctx context.Context, o *cli.Options) int { return cli.Tasks(ctx, o, base, cli.TasksOptions{}) })
+	if r.code != 0 || r.err != "" || len(strings.Split(strings.TrimSpace(r.out), "\n")) != 3 || !strings.Contains(r.out, "  completed  ") {
+		t.Fatalf("tasks: exit %d:\n%s%s", r.code, r.out, r.err)
+	}
+
+	// The inspector's problems list is the same card check.
+	if resp, p := get(t, "GET", base+"/a2a/inspector/problems", withAuth("alice", "alice-pw")); resp.StatusCode != 200 || string(p) != `{"hybrid":[],"v10":[]}` {
+		t.Errorf("inspector problems: %d %s", resp.StatusCode, p)
+	}
+}
