@@ -131,8 +131,8 @@ func (h *Handler) check() error {
 	if err := h.SignCard.check(); err != nil {
 		return err
 	}
-	if h.Reply != ReplyTask && h.Reply != ReplyMessage {
-		return fmt.Errorf("reply: want %q or %q, got %q", ReplyTask, ReplyMessage, h.Reply)
+	if h.Reply != ReplyTask && h.Reply != ReplyMessage && h.Reply != ReplyAuto {
+		return fmt.Errorf("reply: want %q, %q or %q, got %q", ReplyTask, ReplyMessage, ReplyAuto, h.Reply)
 	}
 	if h.Heartbeat < 0 {
 		return errors.New("heartbeat must be positive")

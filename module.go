@@ -79,6 +79,7 @@ const (
 const (
 	ReplyTask    = "task"
 	ReplyMessage = "message"
+	ReplyAuto    = "auto"
 )
 
 // defaultModes are the card's default input/output modes when none are
@@ -191,7 +192,11 @@ type Handler struct {
 	// within the request and answers one agent Message, storing nothing.
 	// Message replies suit stateless agents: there is no task to get,
 	// cancel, subscribe to or continue, and an agent failure is a
-	// JSON-RPC error (-32603 with an error id).
+	// JSON-RPC error (-32603 with an error id). "auto" lets the agent
+	// choose each turn: an answer it marks as a direct message (the
+	// contract's A2A-Reply: message, an A2A agent's Message) is one
+	// Message, anything else a task; a send that starts a task then waits
+	// for the agent's first event before answering.
 	Reply string `json:"reply,omitempty"`
 
 	// Streaming enables message/stream, SendStreamingMessage and task
@@ -851,8 +856,11 @@ func unloaded(ctx caddy.Context) context.Context {
 
 // replyMode is Reply as the handler's option.
 func (h *Handler) replyMode() handler.ReplyMode {
-	if h.Reply == ReplyMessage {
+	switch h.Reply {
+	case ReplyMessage:
 		return handler.ReplyMessage
+	case ReplyAuto:
+		return handler.ReplyAuto
 	}
 	return handler.ReplyTask
 }

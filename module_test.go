@@ -34,8 +34,9 @@ func TestReplySetting(t *testing.T) {
 		{reply: "", want: ReplyTask, mode: handler.ReplyTask},
 		{reply: "task", want: ReplyTask, mode: handler.ReplyTask},
 		{reply: "message", want: ReplyMessage, mode: handler.ReplyMessage},
-		{reply: "Message", wantErr: `reply: want "task" or "message", got "Message"`},
-		{reply: "messages", wantErr: `reply: want "task" or "message", got "messages"`},
+		{reply: "auto", want: ReplyAuto, mode: handler.ReplyAuto},
+		{reply: "Message", wantErr: `reply: want "task", "message" or "auto", got "Message"`},
+		{reply: "messages", wantErr: `reply: want "task", "message" or "auto", got "messages"`},
 	} {
 		h := validHandler()
 		h.Reply = tc.reply
