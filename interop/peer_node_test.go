@@ -53,7 +53,15 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startJSPeer(t *testing.T, port int, legacy bool) *peer {
+// startJSBlockingAgent is startJSAgent with a card that says the agent
+// does not stream (PEER_STREAMING=0): a gateway sends it blocking
+// SendMessage calls.
+func startJSBlockingAgent(t *testing.T, port int) *peer {
+	t.Helper()
+	return startJSPeer(t, port, false, "PEER_STREAMING=0")
+}
+
+func startJSPeer(t *testing.T, port int, legacy bool, env ...string) *peer {
 	t.Helper()
 	inCI := os.Getenv("CI") == "true"
 	node, err := exec.LookPath("node")
@@ -81,6 +89,7 @@ func startJSPeer(t *testing.T, port int, legacy bool) *peer {
 	if legacy {
 		cmd.Env = append(cmd.Env, "PEER_LEGACY=1")
 	}
+	cmd.Env = append(cmd.Env, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		cancel()

@@ -138,6 +138,17 @@ func (e *v2PeerExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 		}
 		text := v2FirstText(ec.Message)
 
+		// A follow-up to "askdoc", written as a2asrv's AgentExecutor docs
+		// template: a stored task gets no Task event (a2asrv would end the
+		// execution at an input-required one), only working, the answer,
+		// completed.
+		if st := ec.StoredTask; st != nil && st.Status.State == a2a.TaskStateInputRequired &&
+			len(st.History) > 0 && v2FirstText(st.History[0]) == "askdoc" {
+			if status(a2a.TaskStateWorking, nil) && yield(artifact(a2a.NewTextPart("hello "+text)), nil) {
+				status(a2a.TaskStateCompleted, nil)
+			}
+			return
+		}
 		// A follow-up to "ask": the name completes the task.
 		if st := ec.StoredTask; st != nil && st.Status.State == a2a.TaskStateInputRequired {
 			// The @a2a-js/sdk server demands a Task or Message first on every
@@ -188,7 +199,7 @@ func (e *v2PeerExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 				}
 			}
 			status(a2a.TaskStateCompleted, nil)
-		case "ask":
+		case "ask", "askdoc":
 			status(a2a.TaskStateInputRequired, agentMsg(peerQuestion))
 		case "slow":
 			if !status(a2a.TaskStateWorking, nil) {

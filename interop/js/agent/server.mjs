@@ -1,11 +1,12 @@
 // A scripted A2A agent on @a2a-js/sdk (DefaultRequestHandler + the express
 // JSON-RPC handler), started by the Go interop tests as a gateway upstream.
 // It runs the same script as the Go peers (interop/peer_*_test.go): the
-// first text part picks the behaviour (echo X, msg X, stream N, ask, slow,
-// data, fail).
+// first text part picks the behaviour (echo X, msg X, stream N, ask, askdoc,
+// slow, data, fail).
 //
 //   PEER_PORT=0       port on 127.0.0.1 (0 = any free one)
 //   PEER_LEGACY=1     also serve A2A 0.3 (the SDK's legacyCompat) on the same URL
+//   PEER_STREAMING=0  a card that says the agent does not stream
 //
 // Every request but /_calls is recorded; GET /_calls returns them as JSON and
 // POST /_calls/reset forgets them. The first stdout line is
@@ -127,6 +128,16 @@ class PeerExecutor {
     const text = firstText(rc.userMessage);
     const stored = rc.task;
     // Every execution must open with a task or a message event.
+    if (stored && stored.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED && firstText(stored.history?.[0]) === 'askdoc') {
+      // The follow-up of "askdoc", written as the SDK's AgentExecutor docs
+      // say: the task first (requestContext.task, as stored: still
+      // input-required, with the question), then working, the answer, done.
+      bus.publish(AgentEvent.task(stored));
+      status(TaskState.TASK_STATE_WORKING, undefined);
+      artifact([textPart('hello ' + text)]);
+      status(TaskState.TASK_STATE_COMPLETED, undefined);
+      return;
+    }
     if (stored && stored.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       // The SDK demands a task or message first on every execution: the
       // stored task, working (the Go peers do the same).
@@ -179,6 +190,7 @@ class PeerExecutor {
         return;
       }
       case 'ask':
+      case 'askdoc':
         status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMsg('what is your name?'));
         return;
       case 'slow':
@@ -222,7 +234,7 @@ const server = app.listen(port, '127.0.0.1', () => {
     description: 'Scripted A2A agent for gateway tests',
     supportedInterfaces: interfaces,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: process.env.PEER_STREAMING !== '0', pushNotifications: false, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -231,7 +243,7 @@ const server = app.listen(port, '127.0.0.1', () => {
       {
         id: 'script',
         name: 'Script',
-        description: 'echo, msg, stream, ask, slow, data, fail',
+        description: 'echo, msg, stream, ask, askdoc, slow, data, fail',
         tags: ['test'],
         examples: [],
         inputModes: [],
