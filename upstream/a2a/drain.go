@@ -23,9 +23,10 @@ const (
 // stream did not end with the state the module settled the turn in) has
 // a task that no longer says what the module's does, which nothing else
 // would show: it is logged at Warn with both states and both task ids.
-// Reading the stream to its end also lets its connection be reused.
+// Reading the stream to its end also lets its connection be reused. The
+// run is released already (end): only drainWait or the stream's end stops
+// the read.
 func (s *runStream) drain(resp *http.Response, fr *frames.Reader) {
-	s.release()
 	t := time.AfterFunc(drainWait, s.reqCancel)
 	defer func() {
 		t.Stop()

@@ -371,6 +371,7 @@ func (s *runStream) end(err error) {
 		// after (drain).
 		resp, fr := s.resp, s.frames
 		s.resp, s.frames = nil, nil
+		s.release()
 		go s.drain(resp, fr)
 		return
 	}
