@@ -57,6 +57,13 @@ func TestJSPush(t *testing.T) {
 	runNode(t, node, dir, "test/push.test.js", "A2A_PUSH_URL="+pushURL)
 }
 
+// TestJSGRPC runs @a2a-js/sdk's gRPC transports (interop/js/test/grpc.test.js)
+// against the REST mount's gRPC binding, each dialing the URL its card gives.
+func TestJSGRPC(t *testing.T) {
+	node, dir := nodeSuite(t)
+	runNode(t, node, dir, "test/grpc.test.js", "A2A_REST_URL="+restURL)
+}
+
 // runNode runs one node --test file of js/ with env added, its output in
 // the test log; a failing run fails the test.
 func runNode(t *testing.T, node, dir, file string, env ...string) {
