@@ -248,8 +248,6 @@ type Handler struct {
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
 	anonymous *sync.Once
-	// trailingSlash notes, once per config load, a POST to rpc_path + "/".
-	trailingSlash *sync.Once
 
 	// Derived from the checked settings by Validate.
 	versions []protocol.Version
@@ -405,7 +403,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.server = srv.Name()
 	}
 	h.anonymous = new(sync.Once)
-	h.trailingSlash = new(sync.Once)
 	h.unload = unloaded(ctx)
 	if err := h.fill(caddy.NewReplacer()); err != nil {
 		return err
@@ -761,17 +758,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.serveJWKS(w, r)
 		return nil
 	}
-	switch r.URL.Path {
-	case h.CardPath:
+	if r.URL.Path == h.CardPath {
 		if gateCard(w, r) {
 			return nil
 		}
 		return h.serveCard(w, r)
-	case h.RPCPath:
+	}
+	if h.isRPCPath(r.URL.Path) {
 		if h.browser.gateRPC(w, r, h.logger) {
 			return nil
 		}
-		req, start := &a2aRequest{binding: bindingJSONRPC}, time.Now()
+		req, start := h.begin(r, bindingJSONRPC)
 		st, err := h.startRPC(w, r, &req.info)
 		h.answered(r, req, start)
 		st.Serve()
@@ -783,7 +780,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if h.rest != nil {
 		if rel, ok := h.restRoute(r.URL.Path); ok {
-			req, start := &a2aRequest{binding: bindingREST}, time.Now()
+			req, start := h.begin(r, bindingREST)
 			st, err := h.startREST(w, r, rel, &req.info)
 			h.answered(r, req, start)
 			st.Serve()
@@ -794,30 +791,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.inspector.ServeHTTP(w, r)
 		return nil
 	}
-	if r.Method == http.MethodPost && h.trailingSlash != nil && isSlashed(r.URL.Path, h.RPCPath) {
-		h.trailingSlash.Do(h.noteTrailingSlash)
-	}
 	return next.ServeHTTP(w, r)
 }
 
-// isSlashed reports whether p is path with a "/" added.
-func isSlashed(p, path string) bool {
-	return len(p) == len(path)+1 && p[len(path)] == '/' && strings.HasPrefix(p, path)
-}
-
-// noteTrailingSlash tells the operator, once per config load, that a
-// client posts to rpc_path with a trailing slash. rpc_path is an exact
-// path, as Caddy's path matchers are, so that other handlers can serve
-// what is under it; such a post goes on to the next handler (Caddy's
-// empty 200 when there is none), which is hard to tell from the client
-// side.
-func (h *Handler) noteTrailingSlash() {
-	if h.logger == nil {
-		return
+// isRPCPath reports whether p is the JSON-RPC endpoint: rpc_path, or
+// rpc_path with a trailing slash. A client whose base URL is the card's
+// interface URL resolves "/" against it and posts to rpc_path + "/" (the
+// official conformance kit does); answering there too is what such a
+// client expects. A gate written path /a2a /a2a/* covers both forms.
+func (h *Handler) isRPCPath(p string) bool {
+	rp := h.RPCPath
+	if p == rp {
+		return true
 	}
-	h.logger.Info("a2a: a POST to rpc_path with a trailing slash was passed on to the next handler; "+
-		"the JSON-RPC endpoint is rpc_path exactly (the URL in the agent card)",
-		zap.String("rpc_path", h.RPCPath))
+	if rp == "/" {
+		return false
+	}
+	if strings.HasSuffix(rp, "/") {
+		// rpc_path written with the slash: its form without one.
+		return len(p) == len(rp)-1 && strings.HasPrefix(rp, p)
+	}
+	return len(p) == len(rp)+1 && p[len(rp)] == '/' && strings.HasPrefix(p, rp)
 }
 
 // loadGuest loads the guest module in h's json.RawMessage field (raw is

@@ -13,9 +13,10 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 )
 
-// answered is what follows a request's answer (for a stream, its setup):
-// the request counted and timed, and its placeholders set for the
-// handlers and the access log after this one:
+// begin starts an A2A request on binding: its placeholders are set for
+// the handlers and the access log after this one, before a byte of the
+// answer is written, so that a deferred response header (`header
+// >X-A2A-Method {http.a2a.method}`) carries them too:
 //
 //	{http.a2a.method}      the operation (A2A 1.0's method name, both versions)
 //	{http.a2a.version}     0.3 or 1.0
@@ -24,6 +25,20 @@ import (
 //	{http.a2a.context_id}  its context
 //	{http.a2a.task_state}  its state in the answer (a stream's: at its start)
 //	{http.a2a.error_code}  the A2A error code answered (none when it is not one)
+//
+// One provider, read when a placeholder is asked for: it reads what the
+// binding and the service have learnt so far, and nothing is boxed for a
+// request whose placeholders no one reads.
+func (h *Handler) begin(r *http.Request, binding int) (*a2aRequest, time.Time) {
+	req := &a2aRequest{binding: binding}
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Map(req.get)
+	}
+	return req, time.Now()
+}
+
+// answered is what follows a request's answer (for a stream, its setup):
+// the request counted and timed, and its span told what A2A made of it.
 func (h *Handler) answered(r *http.Request, req *a2aRequest, start time.Time) {
 	if h.requests != nil {
 		h.requests.observe(req.binding, &req.info, time.Since(start))
@@ -33,12 +48,6 @@ func (h *Handler) answered(r *http.Request, req *a2aRequest, start time.Time) {
 		i := &req.info
 		sp.SetAttributes(attribute.String("a2a.method", i.Method.String()), attribute.String("a2a.binding", bindingNames[req.binding]),
 			attribute.String("a2a.version", i.Version.String()), attribute.String("a2a.task_id", i.TaskID), attribute.Int("a2a.error_code", i.Code))
-	}
-	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		// One provider, read when a placeholder is asked for (by the
-		// access log, mostly): nothing is boxed for a request whose
-		// placeholders no one reads.
-		repl.Map(req.get)
 	}
 }
 

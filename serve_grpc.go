@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
 )
@@ -30,7 +29,7 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if h.browser.gate(w, r, h.logger, grpcAllow, grpcAllow) {
 		return
 	}
-	req, start := &a2aRequest{binding: bindingGRPC}, time.Now()
+	req, start := h.begin(r, bindingGRPC)
 	c := h.caller(r)
 	c.Info = &req.info
 	r = r.WithContext(grpcbind.WithCaller(r.Context(), c))

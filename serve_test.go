@@ -8,13 +8,10 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestJSONContentType(t *testing.T) {
@@ -62,10 +59,10 @@ func TestServeHTTPEnvelope(t *testing.T) {
 		{name: "chunked too large", method: "POST", path: "/a2a", ct: "application/json", body: strings.Repeat("x", 17), chunked: true, status: 413},
 		{name: "other path passes", method: "GET", path: "/elsewhere", passed: true},
 		{name: "rpc prefix is not rpc", method: "GET", path: "/a2a/x", passed: true},
-		// rpc_path is an exact path, as Caddy's path matchers are: the
-		// module serves nothing under it, so a gate on rpc_path covers all
-		// it serves.
-		{name: "rpc path with a slash is not rpc", method: "POST", path: "/a2a/", ct: "application/json", body: "{}", passed: true},
+		// rpc_path + "/" is the JSON-RPC endpoint too (TestRPCPathForms);
+		// nothing else under rpc_path is.
+		{name: "rpc path with a slash is rpc", method: "GET", path: "/a2a/", status: 405, allow: "POST, OPTIONS"},
+		{name: "rpc path with two slashes is not rpc", method: "POST", path: "/a2a//", ct: "application/json", body: "{}", passed: true},
 		{name: "card path with a slash is not the card", method: "GET", path: DefaultCardPath + "/", passed: true},
 	}
 	for _, tt := range tests {
@@ -211,29 +208,21 @@ func TestOwner(t *testing.T) {
 	}
 }
 
-// TestTrailingSlashPassedOnAndNoted: rpc_path is exact (Caddy's way, so
-// that other handlers may serve what is under it): a POST to rpc_path +
-// "/" goes to the next handler, and the operator is told once per config
-// load, since the client only sees what that handler answers.
-func TestTrailingSlashPassedOnAndNoted(t *testing.T) {
-	core, logs := observer.New(zap.InfoLevel)
-	h := &Handler{CardPath: DefaultCardPath, RPCPath: "/rpc", logger: zap.New(core), trailingSlash: new(sync.Once)}
-	h.browser, _ = newBrowserPolicy(nil)
-	for _, tc := range []struct{ method, path string }{
-		{"POST", "/rpc/"}, {"POST", "/rpc/"}, {"GET", "/rpc/"}, {"POST", "/rpcx"}, {"POST", "/rpc/x"},
+// TestRPCPathForms: the JSON-RPC endpoint is rpc_path and rpc_path with
+// a trailing slash (a client whose base URL is the card's interface URL
+// posts to "/" under it); any other path under it goes on.
+func TestRPCPathForms(t *testing.T) {
+	for _, tc := range []struct {
+		rpcPath, path string
+		rpc           bool
+	}{
+		{"/rpc", "/rpc", true}, {"/rpc", "/rpc/", true}, {"/rpc", "/rpcx", false}, {"/rpc", "/rpc/x", false},
+		{"/rpc", "/rpc//", false}, {"/rpc", "/", false}, {"/rpc/", "/rpc/", true}, {"/rpc/", "/rpc", true},
+		{"/rpc/", "/rp", false}, {"/", "/", true}, {"/", "//", false}, {"/a/b", "/a/b/", true}, {"/a/b", "/a/", false},
 	} {
-		passed := false
-		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { passed = true; return nil })
-		r := httptest.NewRequest(tc.method, "http://h"+tc.path, strings.NewReader("{}"))
-		r.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
-		if err := h.ServeHTTP(w, r, next); err != nil || !passed {
-			t.Errorf("%s %s: err %v, passed on %v", tc.method, tc.path, err, passed)
+		h := &Handler{RPCPath: tc.rpcPath}
+		if got := h.isRPCPath(tc.path); got != tc.rpc {
+			t.Errorf("rpc_path %s, path %s: %v, want %v", tc.rpcPath, tc.path, got, tc.rpc)
 		}
-	}
-	got := logs.FilterMessageSnippet("trailing slash").All()
-	if len(got) != 1 || got[0].ContextMap()["rpc_path"] != "/rpc" {
-		t.Errorf("noted %d times: %v", len(got), got)
 	}
 }

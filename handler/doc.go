@@ -19,10 +19,11 @@
 //   - A message to a task that is still submitted or working is -32004,
 //     like one to a terminal task: only interrupted tasks (input-required,
 //     auth-required) take a new turn, so two runs never write one task.
-//   - Streams close after a terminal or input-required status; auth-required
-//     keeps them open (credentials arrive out of band, A2A 1.0 §7.6.1). A
-//     subscribe to a task that is already input-required gets the Task and
-//     the stream closes at once.
+//   - A send's stream closes after a terminal or input-required status;
+//     auth-required keeps it open (credentials arrive out of band, A2A 1.0
+//     §7.6.1). A subscription (SubscribeToTask, tasks/resubscribe) closes
+//     at a terminal status only (A2A 1.0 §3.1.6): one to a task that waits
+//     for input gets the Task, then the turn that continues it.
 //   - A cancel is recorded by the cancel request itself, then signalled to
 //     the run, so its answer is always the canceled task.
 //   - ListTasks for an anonymous caller is an empty list: anonymous callers

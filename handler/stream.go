@@ -50,6 +50,9 @@ type Stream struct {
 	task          *protocol.Task
 	snapID, after string
 	first         []store.StoredEvent
+	// subscribed marks a SubscribeToTask stream: it ends at a terminal
+	// state only, where a send's stream ends with its own turn.
+	subscribed bool
 	// reply is set instead for a message reply's stream, direct for a
 	// direct answer's (ReplyAuto).
 	reply  *replyRun
@@ -158,8 +161,11 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 
 // SubscribeToTask sets up a stream of the caller's task: the Task, then
 // its events from now on; with lastEventID (an SSE Last-Event-ID, "" for
-// none) the events after that one are replayed first. A terminal task is
-// -32004: nothing more will happen to it.
+// none) the events after that one are replayed first. The stream ends
+// when the task reaches a terminal state (A2A 1.0 §3.1.6), not at an
+// interrupted one: a subscriber to a task waiting for input sees the turn
+// that continues it, whoever sends it and on whichever replica. A
+// terminal task is -32004: nothing more will happen to it.
 func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.TaskIDParams, lastEventID string) (*Stream, *protocol.Error) {
 	if perr := e.streamingError(); perr != nil {
 		return nil, perr
@@ -173,7 +179,11 @@ func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.Tas
 		after = lastEventID
 	}
 	c.Info.SetTask(rec.Task)
-	return e.openStream(ctx, rec.Task, rec.LastEventID, after)
+	st, perr := e.openStream(ctx, rec.Task, rec.LastEventID, after)
+	if st != nil {
+		st.subscribed = true
+	}
+	return st, perr
 }
 
 // lastEventHeader names the resume position in errors: the SSE header a
@@ -212,7 +222,11 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 	if s.Queue(snapID, &protocol.Event{Task: task}) != nil {
 		return
 	}
-	if closesStream(task.Status.State) {
+	closes := closesStream
+	if st.subscribed {
+		closes = protocol.TaskState.Terminal
+	}
+	if closes(task.Status.State) {
 		_ = s.Flush()
 		return
 	}
@@ -235,7 +249,7 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 				}
 				continue
 			}
-			if st := ev.Event.Status; st != nil && closesStream(st.Status.State) {
+			if st := ev.Event.Status; st != nil && closes(st.Status.State) {
 				_ = s.Flush()
 				return
 			}

@@ -80,9 +80,11 @@ func appendDataObject(dst, data []byte) []byte {
 	return append(dst, '}')
 }
 
-// decodePartV03 reads {kind, …}. A part without kind is accepted when
-// exactly one of text/file/data tells what it is (the 0.3 REST flavour
-// sends such parts); an unknown kind is an error.
+// decodePartV03 reads {kind, …}. kind is required: 0.3's JSON-RPC schema
+// makes it the part's discriminator, so a part without one is not a
+// text part that forgot it ({"type":"…","text":…} is some other format)
+// and is -32602; an unknown kind is an error too. The kind-less parts of
+// 0.3's HTTP+JSON are its proto dialect's (decodePartV03Proto).
 func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 	var p Part
 	if jsonwire.KindOf(v) != jsonwire.Object {
@@ -108,16 +110,7 @@ func decodePartV03(d *dialect, v []byte, field string) (Part, *Error) {
 		return p, e
 	}
 	if kind == "" {
-		switch {
-		case text != nil && file == nil && data == nil:
-			kind = "text"
-		case file != nil && text == nil && data == nil:
-			kind = "file"
-		case data != nil && text == nil && file == nil:
-			kind = "data"
-		default:
-			return p, invalidField(join(field, "kind"), "is required")
-		}
+		return p, invalidField(join(field, "kind"), "is required")
 	}
 	var e *Error
 	switch kind {

@@ -101,7 +101,15 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			return
 		}
 		dup := counts["jsonrpc"] > 1 || counts["method"] > 1 || counts["params"] > 1 || counts["id"] > 1
-		refused := dup || counts["id"] == 0 || len(id) > maxIDBytes
+		if !dup && counts["id"] == 0 {
+			// Without an id: refused, id null; a well-formed one last, as
+			// a notification (NoID) with its method read.
+			if e == nil || req.ID != nil || (req.NoID && (e.Code != CodeInvalidRequest || req.Method == "")) {
+				t.Fatalf("want a refusal with id null for %q, got %v id %q method %q NoID %v", body, e, req.ID, req.Method, req.NoID)
+			}
+			return
+		}
+		refused := dup || len(id) > maxIDBytes
 		if refused {
 			if e == nil || e.Code != CodeInvalidRequest || req.ID != nil || req.Method != "" {
 				t.Fatalf("want -32600 with id null and no method for %q, got %v id %q method %q", body, e, req.ID, req.Method)

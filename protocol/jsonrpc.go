@@ -30,6 +30,11 @@ type Request struct {
 	// Params is the params object as sent, nil when absent or null. It
 	// aliases the request body: decode it before the body is reused.
 	Params json.RawMessage
+	// NoID marks a request refused as a notification (no id member) that
+	// is otherwise well formed: Method and Params are set, so that a
+	// caller can answer an unknown method (-32601) or bad params (-32602)
+	// first, as JSON-RPC clients expect of the request's own faults.
+	NoID bool
 }
 
 // decodeRequest decodes a JSON-RPC request body with DefaultMaxDepth (the
@@ -55,7 +60,10 @@ func decodeRequest(body []byte) (*Request, *Error) {
 //     a proxy in front reads one way must not run here another way. Other
 //     members are ignored, repeated or not;
 //   - no id member (a notification) → -32600, id null: A2A defines no
-//     notifications, and running a request nobody may answer is refused;
+//     notifications, and running a request nobody may answer is refused.
+//     It is the last check: an envelope that is otherwise well formed is
+//     returned with NoID, Method and Params set, for the caller to check
+//     the method and its params first;
 //   - an id over 1 KiB of JSON text → -32600, id null (a huge id is not echoed),
 //     with the limit's name and value in the metadata;
 //   - an id that is an object, array or boolean → -32600, id null;
@@ -121,19 +129,10 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	if it.Malformed() {
 		return req, errParse()
 	}
-	if id == nil {
-		return req, errInvalidRequest("Request has no id: notifications are not supported")
-	}
-	if len(id) > maxIDBytes {
-		e := errInvalidRequest("Request id " + overBytes(len(id), LimitMaxIDBytes, maxIDBytes))
-		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(maxIDBytes)}
-		return req, e
-	}
-	switch jsonwire.KindOf(id) {
-	case jsonwire.String, jsonwire.Number, jsonwire.Null:
-		req.ID = copyID(id)
-	default:
-		return req, errInvalidRequest("Request id must be a string, a number or null")
+	if id != nil {
+		if perr := req.readID(id); perr != nil {
+			return req, perr
+		}
 	}
 	if jsonwire.KindOf(version) != jsonwire.String {
 		return req, errInvalidRequest(`jsonrpc must be "2.0"`)
@@ -159,7 +158,27 @@ func DecodeRequestLimit(body []byte, maxDepth int) (*Request, *Error) {
 	default:
 		return req, ErrInvalidParams("params must be an object", FieldViolation{Field: "params", Description: "must be an object"})
 	}
+	if id == nil {
+		req.NoID = true
+		return req, errInvalidRequest("Request has no id: notifications are not supported")
+	}
 	return req, nil
+}
+
+// readID sets req.ID from the id member as sent, or refuses it (-32600,
+// id null): over 1 KiB of JSON text, or not a string, number or null.
+func (req *Request) readID(id []byte) *Error {
+	if len(id) > maxIDBytes {
+		e := errInvalidRequest("Request id " + overBytes(len(id), LimitMaxIDBytes, maxIDBytes))
+		e.Metadata = map[string]string{"limit": LimitMaxIDBytes, "max": strconv.Itoa(maxIDBytes)}
+		return e
+	}
+	switch jsonwire.KindOf(id) {
+	case jsonwire.String, jsonwire.Number, jsonwire.Null:
+		req.ID = copyID(id)
+		return nil
+	}
+	return errInvalidRequest("Request id must be a string, a number or null")
 }
 
 // depthError is -32600 for a body nesting deeper than maxDepth.

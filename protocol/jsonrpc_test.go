@@ -23,6 +23,7 @@ func TestDecodeRequest(t *testing.T) {
 		params  string
 		message string            // substring of the error message
 		meta    map[string]string // the error's metadata, when checked
+		noID    bool              // Request.NoID
 	}{
 		{name: "ok string id", body: `{"jsonrpc":"2.0","id":"a-1","method":"SendMessage","params":{"x":1}}`, id: `"a-1"`, method: "SendMessage", params: `{"x":1}`},
 		{name: "ok number id", body: ` {"id": 42 , "method":"tasks/get","jsonrpc":"2.0"} `, id: `42`, method: "tasks/get"},
@@ -57,9 +58,14 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "string params", body: `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, code: CodeInvalidParams, id: `1`, method: "m"},
 		{name: "too deep", body: deep, code: CodeInvalidRequest, id: `7`, method: "m", message: "deeper than 32", meta: map[string]string{"limit": LimitMaxJSONDepth, "max": "32"}},
 
-		{name: "notification", body: `{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{}}}`, code: CodeInvalidRequest, message: "no id"},
-		{name: "notification of a stream", body: `{"jsonrpc":"2.0","method":"message/stream","params":{}}`, code: CodeInvalidRequest, message: "no id"},
-		{name: "notification with bad params", body: `{"jsonrpc":"2.0","method":"m","params":[1]}`, code: CodeInvalidRequest, message: "no id"},
+		// A notification is refused last: its method and params are
+		// read (NoID), for the binding to check them first.
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{}}}`, code: CodeInvalidRequest, message: "no id", method: "SendMessage", noID: true},
+		{name: "notification of a stream", body: `{"jsonrpc":"2.0","method":"message/stream","params":{}}`, code: CodeInvalidRequest, message: "no id", method: "message/stream", noID: true},
+		{name: "notification with bad params", body: `{"jsonrpc":"2.0","method":"m","params":[1]}`, code: CodeInvalidParams, message: "params must be an object", method: "m"},
+		{name: "notification with a wrong version", body: `{"jsonrpc":"aaa","method":"message/send","params":{}}`, code: CodeInvalidRequest, message: "jsonrpc"},
+		{name: "notification without a method", body: `{"jsonrpc":"2.0","params":{}}`, code: CodeInvalidRequest, message: "method"},
+		{name: "notification too deep", body: `{"jsonrpc":"2.0","method":"m","params":{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`, code: CodeInvalidRequest, method: "m", message: "deeper than 32"},
 		{name: "duplicate method", body: `{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"SendMessage","params":{}}`, code: CodeInvalidRequest, message: `more than one "method"`},
 		{name: "duplicate method escaped", body: `{"jsonrpc":"2.0","id":1,"method":"GetTask","m\u0065thod":"SendMessage"}`, code: CodeInvalidRequest, message: `more than one "method"`},
 		{name: "duplicate id", body: `{"jsonrpc":"2.0","id":1,"method":"m","id":2}`, code: CodeInvalidRequest, message: `more than one "id"`},
@@ -102,6 +108,9 @@ func TestDecodeRequest(t *testing.T) {
 			}
 			if req.Method != tt.method {
 				t.Errorf("method = %q, want %q", req.Method, tt.method)
+			}
+			if req.NoID != tt.noID {
+				t.Errorf("NoID = %v, want %v", req.NoID, tt.noID)
 			}
 			if tt.meta != nil && !maps.Equal(e.Metadata, tt.meta) {
 				t.Errorf("metadata = %v, want %v", e.Metadata, tt.meta)

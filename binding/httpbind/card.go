@@ -59,9 +59,13 @@ type cardServerState struct {
 // cardSet is one card with the documents rendered of it, per pair of
 // URLs.
 type cardSet struct {
-	card  protocol.AgentCard
-	mu    sync.RWMutex
-	cache map[CardURLs]*cardDocs
+	card protocol.AgentCard
+	// modified is when this card began to be served, to the second (an
+	// HTTP date's precision), and lastModified its Last-Modified header.
+	modified     time.Time
+	lastModified []string
+	mu           sync.RWMutex
+	cache        map[CardURLs]*cardDocs
 }
 
 // CardURLs are the addresses of a card's interfaces.
@@ -76,12 +80,31 @@ type CardURLs struct {
 }
 
 func newCardSet(card protocol.AgentCard) *cardSet {
-	return &cardSet{card: card, cache: make(map[CardURLs]*cardDocs)}
+	now := time.Now().UTC().Truncate(time.Second)
+	return &cardSet{card: card, modified: now, lastModified: []string{now.Format(http.TimeFormat)},
+		cache: make(map[CardURLs]*cardDocs)}
+}
+
+// notModified reports whether a GET or HEAD of doc, last modified at
+// modified, is answered 304, by RFC 9110 §13.2.2's order: If-None-Match
+// when the request has one, else If-Modified-Since (a date at or after
+// modified; one that does not parse is ignored).
+func notModified(r *http.Request, doc *cardDoc, modified time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return etagListMatches(inm, doc.etag)
+	}
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	return err == nil && !modified.After(t)
 }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
-// A2A-Version header selects, a strong ETag per variant, Vary: A2A-Version,
-// Cache-Control: public, max-age and 304 on If-None-Match. Rendered
+// A2A-Version header selects, a strong ETag per variant, Last-Modified
+// (when the card began to be served), Vary: A2A-Version, Cache-Control:
+// public, max-age and 304 on If-None-Match or If-Modified-Since. Rendered
 // documents are cached per RPC URL.
 type CardServer struct {
 	s cardServerState
@@ -173,9 +196,10 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls Card
 		return
 	}
 	h["Etag"] = doc.etagH
+	h["Last-Modified"] = set.lastModified
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagListMatches(inm, doc.etag) {
+	if notModified(r, doc, set.modified) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

@@ -146,6 +146,51 @@ func TestCardETags(t *testing.T) {
 	}
 }
 
+// TestCardLastModified: the card says when it began to be served, and
+// If-Modified-Since answers 304 as If-None-Match does, unless the request
+// also has an If-None-Match, which then decides alone (RFC 9110 §13.2.2).
+func TestCardLastModified(t *testing.T) {
+	before := time.Now().UTC().Truncate(time.Second)
+	cs := NewCardServer(testCard(), nil, time.Minute)
+	const rpc = "https://agent.example/a2a"
+	w := serveCard(cs, http.MethodGet, rpc, nil)
+	lm := w.Header().Get("Last-Modified")
+	mod, err := http.ParseTime(lm)
+	if err != nil || mod.Before(before) || mod.After(time.Now()) || !strings.HasSuffix(lm, " GMT") {
+		t.Fatalf("Last-Modified %q (%v), want an HTTP date from when the server was made", lm, err)
+	}
+	etag := w.Header().Get("ETag")
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"same date", map[string]string{"If-Modified-Since": lm}, 304},
+		{"later date", map[string]string{"If-Modified-Since": mod.Add(time.Hour).Format(http.TimeFormat)}, 304},
+		{"earlier date", map[string]string{"If-Modified-Since": mod.Add(-time.Second).Format(http.TimeFormat)}, 200},
+		{"not a date", map[string]string{"If-Modified-Since": "yesterday"}, 200},
+		{"1.0 variant", map[string]string{"If-Modified-Since": lm, "A2A-Version": "1.0"}, 304},
+		{"If-None-Match decides", map[string]string{"If-Modified-Since": lm, "If-None-Match": `"other"`}, 200},
+		{"both match", map[string]string{"If-Modified-Since": lm, "If-None-Match": etag}, 304},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := serveCard(cs, http.MethodGet, rpc, tc.hdr)
+			if w.Code != tc.want {
+				t.Fatalf("status %d, want %d", w.Code, tc.want)
+			}
+			if got := w.Header().Get("Last-Modified"); got != lm {
+				t.Fatalf("Last-Modified %q, want %q", got, lm)
+			}
+			if tc.want == 304 && w.Body.Len() != 0 {
+				t.Fatalf("304 with a body %q", w.Body.String())
+			}
+		})
+	}
+	if w := serveCard(cs, http.MethodHead, rpc, map[string]string{"If-Modified-Since": lm}); w.Code != 304 {
+		t.Fatalf("HEAD with If-Modified-Since: %d", w.Code)
+	}
+}
+
 func TestCardMethods(t *testing.T) {
 	cs := NewCardServer(testCard(), nil, time.Minute)
 	get := serveCard(cs, http.MethodGet, "https://a/", nil)

@@ -249,7 +249,7 @@ func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 		// by itself).
 		end func(t *testing.T, sr *sseReader)
 	}{
-		{"an error frame", call("SubscribeToTask", `{}`), nil},
+		{"an error frame", call("tasks/resubscribe", `{}`), nil},
 		{"the last status", call("SubscribeToTask", `{"id":"`+id+`"}`), func(t *testing.T, sr *sseReader) {
 			sr.event(t) // the Task
 			run.send(t, text("done"))

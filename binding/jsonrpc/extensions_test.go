@@ -191,7 +191,7 @@ func TestExtensionsSSEEcho(t *testing.T) {
 	resp := h.post(t.Context(), req{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", ""),
 		header: map[string]string{extensionsHeader: "urn:ext:a"}})
 	defer resp.Body.Close()
-	if got := resp.Header.Get(extensionsHeader); got != "urn:ext:a" || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if got := resp.Header.Get(extensionsHeader); got != "urn:ext:a" || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("refused stream echo %q (%s)", got, resp.Header.Get("Content-Type"))
 	}
 }

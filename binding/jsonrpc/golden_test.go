@@ -85,7 +85,11 @@ func TestGoldenStream(t *testing.T) {
 	for _, tc := range []struct{ file, v, body string }{
 		{"stream_v10.sse", "1.0", sendV10("SendStreamingMessage", "m-1", "", "")},
 		{"stream_v03.sse", "", sendV03("message/stream", "m-1", "", "")},
-		{"stream_error_v10.sse", "1.0", call("SubscribeToTask", `{"id":"nope"}`)},
+		// An error before the first event is a plain JSON-RPC answer,
+		// except for 0.3's tasks/resubscribe (one SSE error frame).
+		{"stream_error_v10.json", "1.0", call("SubscribeToTask", `{"id":"nope"}`)},
+		{"stream_error_v03.json", "", call("message/stream", `{"message":{}}`)},
+		{"resubscribe_error_v03.sse", "", call("tasks/resubscribe", `{"id":"nope"}`)},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			h := newHarness(t, goldenAgent())

@@ -37,9 +37,9 @@ func New(svc *handler.Service) *Binding {
 }
 
 // Serve answers one JSON-RPC request whose body the caller has already
-// read within its size limit. Protocol errors are JSON-RPC bodies on 200;
-// errors of a streaming method are one SSE frame, because some clients
-// ignore a plain JSON answer to a streaming call.
+// read within its size limit. Protocol errors are JSON-RPC bodies on 200,
+// for the streaming methods too when the error comes before the stream's
+// first event (0.3's tasks/resubscribe excepted: serve says why).
 func (b *Binding) Serve(w http.ResponseWriter, r *http.Request, body []byte, c handler.Caller) {
 	b.Start(w, r, body, c).Serve()
 }
@@ -121,10 +121,16 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	codec := svc.Codec(dialect)
 	m, known := codec.Method(req.Method)
 	c.Info.SetMethod(m, dialect)
-	streaming := known && m.Streaming()
+	// An error found before a stream's first event is a plain JSON-RPC
+	// error on 200, as for any method: that is what clients that peek at
+	// the answer's media type read (the official conformance kit,
+	// @a2a-js/sdk). 0.3's tasks/resubscribe keeps its one SSE error frame:
+	// a2a-go v0.3's client reads only SSE frames there, and sees a plain
+	// JSON answer as an empty stream with no error at all.
+	sseError := known && m == protocol.MethodSubscribe && dialect == protocol.V03
 	fail := func(codec protocol.Codec, perr *protocol.Error) {
 		c.Info.SetError(perr)
-		if streaming {
+		if sseError {
 			s := b.newSSE(w, req.ID, codec)
 			s.Fail(perr)
 			s.Finish()
@@ -141,6 +147,9 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		return Stream{}
 	}
 	if perr != nil {
+		if req.NoID {
+			perr = requestFault(codec, m, known, req, perr)
+		}
 		fail(codec, perr)
 		return Stream{}
 	}
@@ -261,6 +270,31 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 		fail(codec, protocol.ErrMethodNotFound(req.Method))
 	}
 	return Stream{}
+}
+
+// requestFault is the error for a request refused as a notification
+// (notification, -32600): the request's own faults come first, an unknown
+// method (-32601), then params its method cannot take (-32602), as
+// JSON-RPC clients and conformance suites expect of such a request.
+func requestFault(codec protocol.Codec, m protocol.Method, known bool, req *protocol.Request, notification *protocol.Error) *protocol.Error {
+	if !known {
+		return protocol.ErrMethodNotFound(req.Method)
+	}
+	var err error
+	switch m {
+	case protocol.MethodSend, protocol.MethodStream:
+		_, err = codec.DecodeSend(req.Params)
+	case protocol.MethodGetTask:
+		_, err = codec.DecodeGetTask(req.Params)
+	case protocol.MethodCancelTask, protocol.MethodSubscribe:
+		_, err = codec.DecodeTaskID(req.Params)
+	case protocol.MethodListTasks:
+		_, err = codec.DecodeListTasks(req.Params)
+	}
+	if err != nil {
+		return protocol.ParamsError(err)
+	}
+	return notification
 }
 
 // checkVersion applies the version rules to a request for method (of

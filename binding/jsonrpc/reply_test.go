@@ -242,7 +242,8 @@ func TestReplyFailures(t *testing.T) {
 				{owner: "alice", body: sendV03("message/stream", "m", "", "")},
 			} {
 				checkReplyError(t, rawAnswer(t, h, r), logs, tc.cause)
-				wantError(t, h.streamError(r), -32603, idOf(r.body), r.version == "1.0", "")
+				// The reply's stream opened before the agent failed.
+				wantError(t, h.sseError(r), -32603, idOf(r.body), r.version == "1.0", "")
 			}
 			noTasks(t, h)
 		})
@@ -465,7 +466,7 @@ func TestReplyUpstreamMisbehaviour(t *testing.T) {
 				{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")},
 				{body: sendV03("message/stream", "m", "", "")},
 			} {
-				m := h.streamError(r)
+				m := h.sseError(r) // the reply's stream opened first
 				noLeak(t, fmt.Sprint(m))
 				wantError(t, m, -32603, idOf(r.body), r.version == "1.0", "")
 			}

@@ -232,8 +232,12 @@ func TestStartReturnsReadyStream(t *testing.T) {
 	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
 	id := str(t, resp, "result", "task", "id")
 
+	// The client goes after the stream is set up and before it is
+	// served: a subscription to a task waiting for input sends the Task
+	// and would then wait for the turn that continues it.
+	ctx, gone := context.WithCancel(t.Context())
 	start := func(body string) (Stream, *httptest.ResponseRecorder) {
-		r := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(body))
+		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/a2a", strings.NewReader(body))
 		r.Header.Set("A2A-Version", "1.0")
 		w := httptest.NewRecorder()
 		return h.ep.Start(w, r, []byte(body), handler.Caller{Owner: "alice"}), w
@@ -248,7 +252,8 @@ func TestStartReturnsReadyStream(t *testing.T) {
 	if !st.Pending() || w.Body.Len() != 0 {
 		t.Fatalf("subscribe: stream %v, written before Serve: %q", st, w.Body.String())
 	}
-	st.Serve() // input-required: the Task frame, then the stream ends
+	gone()
+	st.Serve() // the Task frame, then the stream ends: the client is gone
 	if got := w.Body.String(); !strings.HasPrefix(got, "id: ") || !strings.Contains(got, `"task":{"id":"`+id+`"`) || strings.Count(got, "data: ") != 1 {
 		t.Fatalf("served stream %q", got)
 	}

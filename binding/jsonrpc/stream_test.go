@@ -3,13 +3,16 @@ package jsonrpc
 import (
 	"context"
 	"io"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // openStream starts a streaming call and returns its reader; the stream is
@@ -396,16 +399,72 @@ func TestStreamErrors(t *testing.T) {
 			header: map[string]string{"Last-Event-ID": "not-an-id"}}
 		wantError(t, inputReq.streamError(r), -32602, 3, true, "")
 	})
-	t.Run("input-required task: snapshot then close", func(t *testing.T) {
-		s := inputReq.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+irID+`"}`)})
-		_, m := s.event(t)
-		if str(t, m, "result", "task", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
-			t.Fatalf("frame %v", m)
+}
+
+// TestSubscribeInterruptedStaysOpen: a subscription to a task that waits
+// for input sends the Task, then the turns that continue it, an
+// interrupted state again included, and ends at the terminal state only
+// (A2A 1.0 §3.1.6); in both versions. A send's own stream still ends with
+// its turn.
+func TestSubscribeInterruptedStaysOpen(t *testing.T) {
+	// Each turn of a task: the first two ask, the third answers.
+	h := newHarness(t, &fakeAgent{script: func(r *upstream.RunRequest) []step {
+		turns := 0
+		for _, m := range r.History {
+			if m.Role == protocol.RoleUser {
+				turns++
+			}
 		}
-		if fs, _ := s.rest(t); len(fs) != 0 {
-			t.Fatalf("more frames %v", fs)
+		switch turns {
+		case 0:
+			return []step{status(protocol.StateInputRequired, "who?")}
+		case 1, 2:
+			return []step{status(protocol.StateInputRequired, "and then?")}
 		}
-	})
+		return []step{text("done")}
+	}})
+	stateRE := regexp.MustCompile(`"state":"([A-Za-z_-]+)"`)
+	states := func(fs []sseFrame) string {
+		var got []string
+		for _, f := range fs {
+			for _, m := range stateRE.FindAllStringSubmatch(f.data, -1) {
+				got = append(got, m[1])
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	for _, tc := range []struct {
+		name, version, method, want string
+	}{
+		{"1.0", "1.0", "SubscribeToTask", "TASK_STATE_INPUT_REQUIRED TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED TASK_STATE_WORKING TASK_STATE_COMPLETED"},
+		{"0.3", "", "tasks/resubscribe", "input-required working input-required working completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ir := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
+			id := str(t, ir, "result", "task", "id")
+			// A send's stream ends with its turn, at input-required.
+			send := h.openStream(t, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m-2", `,"taskId":"`+id+`"`, "")})
+			if fs, _ := send.rest(t); states(fs) != "TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED" {
+				t.Fatalf("the send's stream: %s", states(fs))
+			}
+			sub := h.openStream(t, req{version: tc.version, owner: "alice", body: call(tc.method, `{"id":"`+id+`"}`)})
+			first, _ := sub.event(t)
+			for i, msg := range []string{"m-3", "m-4"} {
+				resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", msg, `,"taskId":"`+id+`"`, "")})
+				want := []string{"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"}[i]
+				if got := str(t, resp, "result", "task", "status", "state"); got != want {
+					t.Fatalf("turn %s: %s, want %s", msg, got, want)
+				}
+			}
+			fs, _ := sub.rest(t)
+			if got := states(append([]sseFrame{first}, fs...)); got != tc.want {
+				t.Fatalf("subscription states %q, want %q", got, tc.want)
+			}
+			if !strings.Contains(fs[len(fs)-2].data+fs[len(fs)-3].data, `"done"`) {
+				t.Fatalf("the answer is not among the frames before the last: %v", fs)
+			}
+		})
+	}
 }
 
 func TestSubscribeLastEventIDPastEnd(t *testing.T) {

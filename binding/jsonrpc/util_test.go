@@ -38,10 +38,30 @@ func idOf(body string) any {
 	return nil
 }
 
-// streamError makes a streaming call expected to fail before any event:
-// the answer is a 200 event stream holding exactly one data frame, the
-// JSON-RPC error, with no SSE id.
+// streamError makes a streaming call expected to fail before any event.
+// The answer is a plain JSON-RPC error (200, application/json, exactly
+// the error response and nothing else), as for any method; 0.3's
+// tasks/resubscribe is the exception, a 200 event stream holding exactly
+// one data frame, the error, with no SSE id.
 func (h *harness) streamError(r req) map[string]any {
+	h.t.Helper()
+	var env struct{ Method string }
+	_ = json.Unmarshal([]byte(r.body), &env)
+	if env.Method != "tasks/resubscribe" {
+		m := h.rpc(r)
+		if m["result"] != nil || m["error"] == nil {
+			h.t.Fatalf("want an error response, got %v", m)
+		}
+		return m
+	}
+	return h.sseError(r)
+}
+
+// sseError makes a streaming call expected to fail after its stream
+// opened (a message reply's, whose head is sent before the agent
+// answers), or a 0.3 tasks/resubscribe that fails: a 200 event stream
+// holding exactly one data frame, the error, with no SSE id.
+func (h *harness) sseError(r req) map[string]any {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
