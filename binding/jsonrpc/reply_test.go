@@ -392,7 +392,7 @@ func TestReplyOutlivesDone(t *testing.T) {
 func TestReplyOptionChecked(t *testing.T) {
 	h := newHarness(t, scriptAgent())
 	o := h.opts
-	o.Reply = handler.ReplyMessage + 1
+	o.Reply = handler.ReplyAuto + 1
 	if _, err := handler.New(o); err == nil {
 		t.Fatal("handler.New accepted an unknown reply mode")
 	}
