@@ -87,6 +87,8 @@ type gate struct {
 //	slow            NDJSON working status, then waits for the request to be cancelled
 //	stream N        NDJSON working status, then N text chunks "chunk-i;" (completed)
 //	gated NAME      NDJSON working, chunk "part-1;", waits for release, chunk "part-2;"
+//	direct TEXT     "direct: TEXT" marked A2A-Reply: message (a Message on a reply auto mount)
+//	directstream N [NAME]  stream N, marked A2A-Reply: message
 //
 // /control/* endpoints expose the same observations to the node tests.
 type scriptedAgent struct {
@@ -261,14 +263,26 @@ func (a *scriptedAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(30 * time.Second):
 			nd.send(map[string]any{"text": "slow agent was never cancelled"})
 		}
-	case "stream":
-		n, err := strconv.Atoi(arg)
+	case "direct":
+		w.Header().Set("A2A-Reply", "message")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "direct: %s", arg)
+	case "stream", "directstream":
+		// A word after the count only names the run, for a test to find
+		// its call among the others.
+		count, _, _ := strings.Cut(arg, " ")
+		n, err := strconv.Atoi(count)
 		if err != nil || n < 1 || n > 50 {
 			http.Error(w, "agent: stream wants a count 1..50", http.StatusBadRequest)
 			return
 		}
+		if cmd == "directstream" {
+			// The mark is a header, so it comes before the first event:
+			// the module decides the turn on that event.
+			w.Header().Set("A2A-Reply", "message")
+		}
 		nd := newNDJSON(w)
-		nd.send(map[string]any{"status": "working", "message": "streaming " + arg + " chunks"})
+		nd.send(map[string]any{"status": "working", "message": "streaming " + count + " chunks"})
 		for i := 1; i <= n; i++ {
 			time.Sleep(5 * time.Millisecond)
 			if r.Context().Err() != nil {
@@ -327,6 +341,18 @@ func (a *scriptedAgent) serveControl(w http.ResponseWriter, r *http.Request) {
 		calls := a.waitCalls(q.Get("taskId"), n, wait)
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(calls)
+	case "call-by-input":
+		// A direct answer has no task id to look its call up by.
+		c := agentCallWithInput(q.Get("input"))
+		if c == nil {
+			http.Error(w, "no call with that input", http.StatusNotFound)
+			return
+		}
+		a.mu.Lock()
+		cp := *c
+		a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(cp)
 	case "await-gate":
 		if !a.awaitGate(q.Get("gate"), wait) {
 			http.Error(w, "gate not reached", http.StatusGatewayTimeout)

@@ -50,6 +50,12 @@ const (
 	// on 127.0.0.1 allowed).
 	pushPort  = 9187
 	adminPort = 9190
+	// directPort serves 0.3 and 1.0 on every binding with `reply auto`,
+	// the owner from X-Caller so that ListTasks has tasks to list;
+	// directLegacyPort is the same on 0.3 only, for @a2a-js/sdk's
+	// legacyCompat, which speaks 0.3 only when nothing newer is offered.
+	directPort       = 9192
+	directLegacyPort = 9193
 	// rpcPath is the handler's default JSON-RPC path; the card's URLs end in it.
 	rpcPath = "/a2a"
 	// restPath is the HTTP+JSON base path of the restPort site.
@@ -64,6 +70,9 @@ var (
 	replyURL  = fmt.Sprintf("http://127.0.0.1:%d", replyPort)
 	restURL   = fmt.Sprintf("http://127.0.0.1:%d", restPort)
 	pushURL   = fmt.Sprintf("http://127.0.0.1:%d", pushPort)
+	directURL = fmt.Sprintf("http://127.0.0.1:%d", directPort)
+	// directLegacyURL is directPort's 0.3-only twin.
+	directLegacyURL = fmt.Sprintf("http://127.0.0.1:%d", directLegacyPort)
 	// agent is the upstream behind both sites; agentURL is its address.
 	agent    *scriptedAgent
 	agentURL string
@@ -124,8 +133,15 @@ func caddyfile(agentURL string) (string, error) {
 }
 `, adminPort, level) + site(dualPort, "0.3 1.0", "", "") + site(legacyPort, "0.3", "", "\t\trest_path "+restPath+"\n") + site(authPort, "0.3 1.0", auth, "") +
 		site(replyPort, "0.3 1.0", "", "\t\treply message\n") + site(restPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n") +
-		site(pushPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}\n"), nil
+		site(pushPort, "0.3 1.0", "", "\t\trest_path "+restPath+"\n\t\tgrpc on\n\t\tpush {\n\t\t\tallow 127.0.0.1\n\t\t}\n") +
+		site(directPort, "0.3 1.0", "", "\t\treply auto\n"+directOwner+"\t\trest_path "+restPath+"\n\t\tgrpc on\n") +
+		site(directLegacyPort, "0.3", "", "\t\treply auto\n"+directOwner), nil
 }
+
+// directOwner names the reply auto mounts' owner: a header, which every
+// transport of every client sends (gRPC as metadata), where basic_auth on
+// rpc_path would leave the HTTP+JSON routes and the gRPC service anonymous.
+const directOwner = "\t\towner {http.request.header.X-Caller}\n"
 
 // password is the basic_auth password of a test user.
 func password(user string) string { return user + "-interop-pw" }
@@ -164,7 +180,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "interop: stopping Caddy: %v\n", err)
 		}
 	}()
-	for _, base := range []string{dualURL, legacyURL, authURL, replyURL, restURL} {
+	for _, base := range []string{dualURL, legacyURL, authURL, replyURL, restURL, directURL, directLegacyURL} {
 		if err := waitReady(base + "/.well-known/agent-card.json"); err != nil {
 			fmt.Fprintf(os.Stderr, "interop: Caddy did not come up: %v\nconfig:\n%s\n", err, cfgJSON)
 			return 1
