@@ -382,7 +382,7 @@ func TestGatewayErrors(t *testing.T) {
 			}
 			call(t, url, "", "message/send", map[string]any{"message": msg03("refuse", "")}).fails(t, protocol.CodeInvalidParams)
 			// A streaming send refused before any output: the error is
-			// the answer, as from the agent itself.
+			// the answer, a plain JSON-RPC one as from the agent itself.
 			a := call(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("refuse", "", "")})
 			if !pk.streams {
 				// An agent that does not stream answers only when the turn
@@ -391,9 +391,7 @@ func TestGatewayErrors(t *testing.T) {
 				if !strings.Contains(string(a.Body), `"state":"TASK_STATE_FAILED"`) || strings.Contains(string(a.Body), `"error"`) {
 					t.Fatalf("streaming send refused by a blocking agent: %s", a.Body)
 				}
-			} else if !strings.HasPrefix(a.Header.Get("Content-Type"), "text/event-stream") ||
-				!strings.Contains(string(a.Body), `"error":{"code":-32602,"message":"The agent refused the request's parameters"}`) ||
-				strings.Contains(string(a.Body), `"result"`) {
+			} else if e := streamError(t, a, protocol.CodeInvalidParams); e.Message != "The agent refused the request's parameters" || e.Data != nil {
 				t.Fatalf("streaming refusal: %s", a.Body)
 			}
 			for _, word := range []string{"internal", "garbage"} {

@@ -103,21 +103,16 @@ func sameError(t *testing.T, st restStatus, e *rpcError) {
 	}
 }
 
-// streamError is the JSON-RPC error of a streaming call's answer: one SSE
-// frame holding it, with code.
+// streamError is the JSON-RPC error a streaming call found before its
+// first event: a plain JSON-RPC answer (200, application/json, the error
+// and no result), not a stream, as clients that look at the media type
+// (the official conformance kit, @a2a-js/sdk) read it.
 func streamError(t *testing.T, a rpcAnswer, code int) *rpcError {
 	t.Helper()
-	data, ok := strings.CutPrefix(strings.TrimSpace(string(a.Body)), "data: ")
-	if !ok || a.Status != 200 {
-		t.Fatalf("want one SSE frame, got %d: %s", a.Status, a.Body)
+	if ct := a.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("want a plain JSON-RPC error %d, got %d %s: %s", code, a.Status, ct, a.Body)
 	}
-	var env struct {
-		Error *rpcError `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(data), &env); err != nil || env.Error == nil || env.Error.Code != code {
-		t.Fatalf("want error %d, got %s", code, data)
-	}
-	return env.Error
+	return a.fails(t, code)
 }
 
 // restConfig is a mount with both bindings, the owner from X-Caller.

@@ -77,18 +77,14 @@ func TestExtensionsThroughCaddy(t *testing.T) {
 		t.Errorf("agent got extensions %v", c.Extensions)
 	}
 
-	// A stream echoes too, and a refused stream is one -32008 frame.
+	// A stream echoes too, and a refused stream is a plain -32008 answer.
 	s := openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("hi", "", "")},
 		withHeader("A2A-Extensions", "urn:ext:trace"))
 	if got := s.resp.Header.Get("A2A-Extensions"); got != "urn:ext:trace" {
 		t.Errorf("SSE echo %q", got)
 	}
 	readUntil(t, s, "status:TASK_STATE_COMPLETED")
-	s = openStream(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("hi", "", "")})
-	if f, _ := s.next(t); describe(t, f) != "error:-32008" {
-		t.Errorf("refused stream: %s", f.Data)
-	}
-	s.ended(t)
+	streamError(t, call(t, url, "1.0", "SendStreamingMessage", map[string]any{"message": msg10("hi", "", "")}), -32008)
 }
 
 // TestLimitThroughCaddy: a limit set in the Caddyfile refuses a request
@@ -249,16 +245,15 @@ http://:9080 {
 			}
 			call(t, url, "1.0", "SendMessage", map[string]any{"message": msg10("Oslo", task.ID, "")}, tc.bob).fails(t, -32001)
 			call(t, url, "", "message/send", map[string]any{"message": msg03("Oslo", task.ID)}, tc.bob).fails(t, -32001)
-			for _, c := range []struct{ version, method string }{{"1.0", "SubscribeToTask"}, {"", "tasks/resubscribe"}} {
-				s := openStream(t, url, c.version, c.method, map[string]any{"id": task.ID}, tc.bob)
-				if f, _ := s.next(t); describe(t, f) != "error:-32001" {
-					t.Errorf("%s by bob: %s", c.method, f.Data)
-				}
-				s.ended(t)
+			streamError(t, call(t, url, "1.0", "SubscribeToTask", map[string]any{"id": task.ID}, tc.bob), -32001)
+			s := openStream(t, url, "", "tasks/resubscribe", map[string]any{"id": task.ID}, tc.bob)
+			if f, _ := s.next(t); describe(t, f) != "error:-32001" {
+				t.Errorf("tasks/resubscribe by bob: %s", f.Data)
 			}
-			// Alice can subscribe to her own (the task, then the stream
-			// closes: it waits for input).
-			s := openStream(t, url, "1.0", "SubscribeToTask", map[string]any{"id": task.ID}, tc.alice)
+			s.ended(t)
+			// Alice can subscribe to her own: the task first (it waits
+			// for input; the stream stays open for the next turn).
+			s = openStream(t, url, "1.0", "SubscribeToTask", map[string]any{"id": task.ID}, tc.alice)
 			if f, _ := s.next(t); describe(t, f) != "task:TASK_STATE_INPUT_REQUIRED" {
 				t.Errorf("alice's subscribe: %s", f.Data)
 			}

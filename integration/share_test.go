@@ -171,13 +171,12 @@ func TestSeparateShares(t *testing.T) {
 	}
 	call(t, url2, "1.0", "SendMessage", map[string]any{"message": msg10("Oslo", task.ID, "")}, alice2).fails(t, -32001)
 	call(t, url2, "", "message/send", map[string]any{"message": msg03("Oslo", task.ID)}, alice2).fails(t, -32001)
-	for _, c := range []struct{ version, method string }{{"1.0", "SubscribeToTask"}, {"", "tasks/resubscribe"}} {
-		s := openStream(t, url2, c.version, c.method, map[string]any{"id": task.ID}, alice2)
-		if f, _ := s.next(t); describe(t, f) != "error:-32001" {
-			t.Errorf("%s on site 2: %s", c.method, f.Data)
-		}
-		s.ended(t)
+	streamError(t, call(t, url2, "1.0", "SubscribeToTask", map[string]any{"id": task.ID}, alice2), -32001)
+	s := openStream(t, url2, "", "tasks/resubscribe", map[string]any{"id": task.ID}, alice2)
+	if f, _ := s.next(t); describe(t, f) != "error:-32001" {
+		t.Errorf("tasks/resubscribe on site 2: %s", f.Data)
 	}
+	s.ended(t)
 	if ids := listIDs(t, url2, alice2); len(ids) != 0 {
 		t.Errorf("alice of site 2 lists %v", ids)
 	}

@@ -229,8 +229,10 @@ func TestStreaming(t *testing.T) {
 	s03.ended(t)
 }
 
-// TestStreamingErrors: errors of streaming calls come as one SSE frame
-// (what streaming clients read), and streaming off answers -32004.
+// TestStreamingErrors: an error found before a stream's first event is a
+// plain JSON-RPC answer, what streaming clients that look at the media
+// type read; 0.3's tasks/resubscribe keeps its one SSE error frame (a2a-go
+// v0.3 reads nothing else there); streaming off answers -32004.
 func TestStreamingErrors(t *testing.T) {
 	a := textAgent(t)
 	load(t, `
@@ -247,19 +249,20 @@ http://:9080 {
 }
 `, map[string]any{"Agent": a.URL()})
 
-	s := openStream(t, base+"/a2a", "1.0", "SubscribeToTask", map[string]any{"id": "no-such-task"})
+	streamError(t, call(t, base+"/a2a", "1.0", "SubscribeToTask", map[string]any{"id": "no-such-task"}, withHeader("Accept", "text/event-stream")), -32001)
+	s := openStream(t, base+"/a2a", "", "tasks/resubscribe", map[string]any{"id": "no-such-task"})
 	if f, _ := s.next(t); describe(t, f) != "error:-32001" {
-		t.Errorf("subscribe to a missing task: %s", f.Data)
+		t.Errorf("0.3 resubscribe to a missing task: %s", f.Data)
 	}
 	s.ended(t)
 
-	s = openStream(t, base+"/off", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")})
-	if f, _ := s.next(t); describe(t, f) != "error:-32004" {
-		t.Errorf("streaming off: %s", f.Data)
-	}
+	streamError(t, call(t, base+"/off", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("go", "", "")}, withHeader("Accept", "text/event-stream")), -32004)
 	_, c := fetchCard(t, base+"/off/.well-known/agent-card.json")
 	if c.Capabilities.Streaming != nil && *c.Capabilities.Streaming {
 		t.Errorf("streaming off, yet the card advertises streaming")
+	}
+	if n := len(a.Calls()); n != 0 {
+		t.Errorf("refused streams called the agent %d times", n)
 	}
 }
 
