@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -140,50 +138,4 @@ func TestReloadDropWarns(t *testing.T) {
 	if e["last_mount"] != `the a2a mount "Test agent" in server srv0 (:9080) at rpc_path /a2a` {
 		t.Errorf("drop warning names %v", e["last_mount"])
 	}
-}
-
-// TestTrailingSlashIsNotTheEndpoint: rpc_path is an exact path, as
-// Caddy's matchers are. POST /a2a/ is not the endpoint: the module passes
-// it on (here to Caddy's empty 200) without calling the agent, so a gate
-// on /a2a covers everything the module serves; a site that wants a 404
-// for what the mount passes on puts the mount and a respond in a route
-// (respond alone sorts before a2a and would answer everything).
-func TestTrailingSlashIsNotTheEndpoint(t *testing.T) {
-	a := textAgent(t)
-	logs := newLogFile(t)
-	mount := `a2a {
-		upstream {{.Agent}}` + skillBlock + `
-	}`
-	site := `http://:9080 {
-	basic_auth /a2a {
-		alice {{.Alice}}
-	}
-	%s
-}
-`
-	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`
-	for _, tc := range []struct {
-		name, cfg string
-		status    int
-	}{
-		{"mount alone", fmt.Sprintf(site, mount), http.StatusOK},
-		{"mount and respond 404 in a route", fmt.Sprintf(site, "route {\n\t"+strings.ReplaceAll(mount, "\n", "\n\t")+"\n\t\trespond 404\n\t}"), http.StatusNotFound},
-	} {
-		loadGlobal(t, logs.global(), tc.cfg, map[string]any{"Agent": a.URL(), "Alice": aliceHash})
-		if ans := post(t, base+"/a2a", "1.0", body); ans.Status != http.StatusUnauthorized {
-			t.Errorf("%s: POST /a2a without credentials: %d, want 401", tc.name, ans.Status)
-		}
-		if ans := post(t, base+"/a2a", "1.0", body, withAuth("alice", "alice-pw")); ans.Status != http.StatusOK {
-			t.Errorf("%s: POST /a2a as alice: %d %s", tc.name, ans.Status, ans.Body)
-		}
-		ans := post(t, base+"/a2a/", "1.0", body)
-		if ans.Status != tc.status || (tc.status == http.StatusOK && len(ans.Body) != 0) {
-			t.Errorf("%s: POST /a2a/: %d %q, want %d", tc.name, ans.Status, ans.Body, tc.status)
-		}
-	}
-	if n := len(a.Calls()); n != 2 {
-		t.Errorf("the agent was called %d times, want twice (alice's posts)", n)
-	}
-	logs.entries(t, "a2a: a POST to rpc_path with a trailing slash was passed on to the next handler; "+
-		"the JSON-RPC endpoint is rpc_path exactly (the URL in the agent card)", 2)
 }
