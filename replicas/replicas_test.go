@@ -96,6 +96,36 @@ func TestReplicasMultiTurn(t *testing.T) {
 	}
 }
 
+// A subscription on B to a task waiting for input on A stays open: the
+// Task, then the turn that continues it on A, closed at completed (A2A 1.0
+// §3.1.6: a subscription ends at a terminal state only).
+func TestReplicasSubscribeInterrupted(t *testing.T) {
+	_, ra, rb := pair(t)
+	tk := send(t, ra.URL(), "alice", message("ask", ""), false)
+	if tk.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("ask on A: %+v", tk)
+	}
+	onB, _ := stream(t, rb.URL(), "alice", "SubscribeToTask", map[string]any{"id": tk.ID}, "")
+	if f, _ := nextFrame(t, onB); describe(t, f) != "task:TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first frame on B %s", f.data)
+	}
+	done := send(t, ra.URL(), "alice", message("Ada", tk.ID), false)
+	if done.Status.State != "TASK_STATE_COMPLETED" || done.text() != "hello Ada" {
+		t.Fatalf("the next turn on A: %+v", done)
+	}
+	var got []string
+	for {
+		f, ok := nextFrame(t, onB)
+		if !ok {
+			break
+		}
+		got = append(got, describe(t, f))
+	}
+	if len(got) < 2 || got[0] != "status:TASK_STATE_WORKING" || got[len(got)-1] != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("the subscription on B after the task: %q, want working ... completed, then the end", got)
+	}
+}
+
 // A stream opened on A, dropped after 3 chunks, resubscribed on B with
 // Last-Event-ID: exactly the remaining events, once each, in order.
 func TestReplicasResubscribe(t *testing.T) {
