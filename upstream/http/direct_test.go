@@ -3,8 +3,6 @@ package httpagent
 import (
 	"io"
 	"net/http"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -52,18 +50,7 @@ func TestDirectAnswers(t *testing.T) {
 				io.WriteString(w, tc.body)
 			})
 			evs, err := collect(t, a, req(text("hi")))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(evs, tc.want) {
-				t.Errorf("events\n got %+v\nwant %+v", evs, tc.want)
-			}
+			wantEvents(t, evs, err, tc.want, tc.wantErr)
 		})
 	}
 }

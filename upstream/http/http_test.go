@@ -173,19 +173,26 @@ func TestPlainAnswers(t *testing.T) {
 				})
 			}
 			evs, err := collect(t, a, req(text("hi")))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(evs, tc.want) {
-				t.Errorf("events\n got %+v\nwant %+v", evs, tc.want)
-			}
+			wantEvents(t, evs, err, tc.want, tc.wantErr)
 		})
+	}
+}
+
+// wantEvents checks a run's events against want, or its error against
+// wantErr (a part of its message) when wantErr is set.
+func wantEvents(t *testing.T, evs []upstream.Event, err error, want []upstream.Event, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(evs, want) {
+		t.Errorf("events\n got %+v\nwant %+v", evs, want)
 	}
 }
 
