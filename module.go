@@ -110,8 +110,9 @@ type Handler struct {
 	// Default: /.well-known/agent-card.json.
 	CardPath string `json:"card_path,omitempty"`
 
-	// RPCPath is the exact request path of the JSON-RPC endpoint (POST
-	// only). "/" is allowed and means the site root. Default: /a2a.
+	// RPCPath is the request path of the JSON-RPC endpoint (POST only),
+	// answered with a trailing slash too (/a2a and /a2a/), and nothing
+	// else under it. "/" is allowed and means the site root. Default: /a2a.
 	RPCPath string `json:"rpc_path,omitempty"`
 
 	// RESTPath is the base path of the HTTP+JSON binding: A2A 1.0's routes

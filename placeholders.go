@@ -78,9 +78,12 @@ func (p *a2aRequest) get(key string) (any, bool) {
 			return i.Version.String(), true
 		}
 	case "task_id":
-		return i.TaskID, i.TaskID != ""
+		// Known and empty when no task was answered (a refusal): a
+		// `header` directive, which keeps an unknown placeholder's text,
+		// then writes nothing rather than the placeholder.
+		return i.TaskID, true
 	case "context_id":
-		return i.ContextID, i.ContextID != ""
+		return i.ContextID, true
 	case "task_state":
 		if i.TaskID != "" {
 			return i.State.String(), true

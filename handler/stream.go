@@ -240,7 +240,7 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 		// costs one flush, and nothing waits that could have gone.
 		for i := range evs {
 			ev := &evs[i]
-			if s.Queue(ev.ID, &ev.Event) != nil {
+			if s.Queue(ev.ID, st.framed(&ev.Event)) != nil {
 				return
 			}
 			if replaying {
@@ -278,6 +278,22 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 			return
 		}
 	}
+}
+
+// framed is ev as this stream sends it. A send's stream ends with its
+// turn, so the log marks an interrupted status final (0.3's "final"); a
+// subscription goes on past it, and a 0.3 client that stops at "final"
+// would miss the turns that continue the task: there it is final only
+// when terminal. The logged event may be shared with other streams (a
+// store's tail cache), so it is copied, not changed.
+func (st *Stream) framed(ev *protocol.Event) *protocol.Event {
+	u := ev.Status
+	if !st.subscribed || u == nil || !u.Final || u.Status.State.Terminal() {
+		return ev
+	}
+	cu := *u
+	cu.Final = false
+	return &protocol.Event{Status: &cu}
 }
 
 // errUnloaded ends a stream whose config was unloaded.

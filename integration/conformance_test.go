@@ -346,10 +346,11 @@ func TestCardLastModified(t *testing.T) {
 	before := time.Now().UTC().Truncate(time.Second)
 	load(t, minimal(), map[string]any{"Agent": a.URL()})
 	cardURL := base + "/.well-known/agent-card.json"
-	resp, card := get(t, "GET", cardURL)
-	lm, etag := resp.Header.Get("Last-Modified"), resp.Header.Get("ETag")
+	// The date is the second after the load, sent from then on.
+	resp, card, lm := cardWithDate(t, cardURL)
+	etag := resp.Header.Get("ETag")
 	mod, err := http.ParseTime(lm)
-	if err != nil || mod.Format(http.TimeFormat) != lm || mod.Before(before) || mod.After(time.Now()) || etag == "" {
+	if err != nil || mod.Format(http.TimeFormat) != lm || !mod.After(before) || mod.After(time.Now()) || etag == "" {
 		t.Fatalf("Last-Modified %q (%v), ETag %q: want an HTTP date from the load, beside the ETag", lm, err, etag)
 	}
 	for _, tc := range []struct {
@@ -358,7 +359,8 @@ func TestCardLastModified(t *testing.T) {
 		want int
 	}{
 		{"the same date", []reqOpt{withHeader("If-Modified-Since", lm)}, 304},
-		{"a later date", []reqOpt{withHeader("If-Modified-Since", mod.Add(time.Hour).Format(http.TimeFormat))}, 304},
+		{"a later date, now", []reqOpt{withHeader("If-Modified-Since", time.Now().UTC().Format(http.TimeFormat))}, 304},
+		{"a date in the future", []reqOpt{withHeader("If-Modified-Since", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat))}, 200},
 		{"an earlier date", []reqOpt{withHeader("If-Modified-Since", mod.Add(-time.Second).Format(http.TimeFormat))}, 200},
 		{"not a date", []reqOpt{withHeader("If-Modified-Since", "yesterday")}, 200},
 		{"the ETag", []reqOpt{withHeader("If-None-Match", etag)}, 304},
@@ -377,6 +379,34 @@ func TestCardLastModified(t *testing.T) {
 				t.Errorf("%s: another card than the first GET's:\n%s\n%s", tc.name, body, card)
 			}
 		}
+	}
+
+	// A reload that changes the card, within the second or not: the old
+	// date never keeps a client on the old card.
+	load(t, minimal("version 9.9.9"), map[string]any{"Agent": a.URL()})
+	r, body := get(t, "GET", cardURL, withHeader("If-Modified-Since", lm))
+	if r.StatusCode != 200 || !bytes.Contains(body, []byte(`"version":"9.9.9"`)) {
+		t.Fatalf("the changed card with the old date: %d %s", r.StatusCode, body)
+	}
+	if _, _, lm2 := cardWithDate(t, cardURL); lm2 == lm {
+		t.Fatalf("the changed card has the old card's Last-Modified %q", lm)
+	}
+}
+
+// cardWithDate GETs the card until it carries Last-Modified (from the
+// second after its load on), within 3s.
+func cardWithDate(t *testing.T, cardURL string) (*http.Response, []byte, string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		resp, card := get(t, "GET", cardURL)
+		if lm := resp.Header.Get("Last-Modified"); lm != "" {
+			return resp, card, lm
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the card carries no Last-Modified 3s after its load")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -420,11 +450,9 @@ func TestPlaceholderHeaders(t *testing.T) {
 	ans = call(t, rpcURL, "", "tasks/get", map[string]any{"id": id})
 	ans.ok(t, nil)
 	check("JSON-RPC 0.3 get", ans.Header, "GetTask", "0.3", "jsonrpc", id, ctx, "completed", "")
-	// With no task in the answer, task_id and context_id say they are
-	// unknown rather than empty, so that Caddy leaves them unreplaced in a
-	// header (the access log shows them empty): pinned as the module
-	// answers today, reported.
-	const noTask, noContext = "{http.a2a.task_id}", "{http.a2a.context_id}"
+	// With no task in the answer, task_id and context_id are known and
+	// empty, as the others: a header gets nothing, not the placeholder.
+	const noTask, noContext = "", ""
 	ans = call(t, rpcURL, "", "tasks/get", map[string]any{"id": "nope"})
 	ans.fails(t, -32001)
 	check("JSON-RPC refusal", ans.Header, "GetTask", "0.3", "jsonrpc", noTask, noContext, "", "-32001")

@@ -220,7 +220,7 @@ func TestGRPCStreams(t *testing.T) {
 func TestGRPCGated(t *testing.T) {
 	a := textAgent(t)
 	loadGlobal(t, h2cGlobal, `http://:9080 {
-	@a2a path /a2a /lf.a2a.v1.A2AService/*
+	@a2a path /a2a /a2a/* /lf.a2a.v1.A2AService/*
 	basic_auth @a2a {
 		alice {{.Alice}}
 		bob {{.Bob}}

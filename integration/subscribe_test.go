@@ -262,10 +262,10 @@ func TestSubscribeWaitsForTheNextTurn(t *testing.T) {
 	g10, g03 := a2apb.NewA2AServiceClient(conn), a2apb03.NewA2AServiceClient(conn)
 	v10 := []string{"task:TASK_STATE_INPUT_REQUIRED", "status:TASK_STATE_WORKING", "status:TASK_STATE_INPUT_REQUIRED",
 		"status:TASK_STATE_WORKING", "artifact:Sunny in Paris", "status:TASK_STATE_COMPLETED"}
-	// The interrupted status is marked final, as on a send's stream,
-	// though the subscription goes on past it: a 0.3 client that stops at
-	// final misses the turns after it. Pinned as the module sends it.
-	v03 := []string{"task:input-required", "status:working", "status:input-required(final)",
+	// On a subscription only the terminal status is final: it goes on
+	// past the interrupted one, and a 0.3 client stops at final (a send's
+	// stream, which ends there, marks input-required final: see below).
+	v03 := []string{"task:input-required", "status:working", "status:input-required",
 		"status:working", "artifact:Sunny in Paris", "status:completed(final)"}
 
 	for _, tc := range []struct {

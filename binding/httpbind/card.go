@@ -60,8 +60,14 @@ type cardServerState struct {
 // URLs.
 type cardSet struct {
 	card protocol.AgentCard
-	// modified is when this card began to be served, to the second (an
-	// HTTP date's precision), and lastModified its Last-Modified header.
+	// modified is the card's Last-Modified date, and lastModified that
+	// header: the second after this card began to be served. An HTTP date
+	// has one-second precision, so a date rounded down could name a card
+	// that changed (a reload, a gateway's new card) later in that same
+	// second, and If-Modified-Since would then keep a client on the old
+	// card. Rounded up, a card that began later always has a later date;
+	// the header is sent from that second on (a date in the future is
+	// none), and ETag serves the caches meanwhile.
 	modified     time.Time
 	lastModified []string
 	mu           sync.RWMutex
@@ -80,16 +86,17 @@ type CardURLs struct {
 }
 
 func newCardSet(card protocol.AgentCard) *cardSet {
-	now := time.Now().UTC().Truncate(time.Second)
-	return &cardSet{card: card, modified: now, lastModified: []string{now.Format(http.TimeFormat)},
+	mod := time.Now().UTC().Truncate(time.Second).Add(time.Second)
+	return &cardSet{card: card, modified: mod, lastModified: []string{mod.Format(http.TimeFormat)},
 		cache: make(map[CardURLs]*cardDocs)}
 }
 
 // notModified reports whether a GET or HEAD of doc, last modified at
-// modified, is answered 304, by RFC 9110 §13.2.2's order: If-None-Match
-// when the request has one, else If-Modified-Since (a date at or after
-// modified; one that does not parse is ignored).
-func notModified(r *http.Request, doc *cardDoc, modified time.Time) bool {
+// modified, is answered 304 at now, by RFC 9110 §13.2.2's order:
+// If-None-Match when the request has one, else If-Modified-Since (a date
+// at or after modified; one that does not parse, or is later than now, is
+// ignored, as §13.1.3 says).
+func notModified(r *http.Request, doc *cardDoc, modified, now time.Time) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		return etagListMatches(inm, doc.etag)
 	}
@@ -98,7 +105,7 @@ func notModified(r *http.Request, doc *cardDoc, modified time.Time) bool {
 		return false
 	}
 	t, err := http.ParseTime(ims)
-	return err == nil && !modified.After(t)
+	return err == nil && !modified.After(t) && !t.After(now)
 }
 
 // CardServer answers GET/HEAD for the Agent Card with the variant the
@@ -196,10 +203,13 @@ func (c *CardServer) ServeCard(w http.ResponseWriter, r *http.Request, urls Card
 		return
 	}
 	h["Etag"] = doc.etagH
-	h["Last-Modified"] = set.lastModified
+	now := time.Now()
+	if !set.modified.After(now) {
+		h["Last-Modified"] = set.lastModified
+	}
 	h["Vary"] = varyVersion
 	h["Cache-Control"] = c.s.cacheControl
-	if notModified(r, doc, set.modified) {
+	if notModified(r, doc, set.modified, now) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

@@ -146,6 +146,27 @@ func TestCardETags(t *testing.T) {
 	}
 }
 
+// lastModified polls the card until it carries Last-Modified, which it
+// does from the second after it began to be served, and returns it.
+func lastModified(t *testing.T, cs *CardServer, rpc string) (string, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		lm := serveCard(cs, http.MethodGet, rpc, nil).Header().Get("Last-Modified")
+		if lm != "" {
+			mod, err := http.ParseTime(lm)
+			if err != nil || !strings.HasSuffix(lm, " GMT") {
+				t.Fatalf("Last-Modified %q: %v", lm, err)
+			}
+			return lm, mod
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no Last-Modified within 3s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestCardLastModified: the card says when it began to be served, and
 // If-Modified-Since answers 304 as If-None-Match does, unless the request
 // also has an If-None-Match, which then decides alone (RFC 9110 §13.2.2).
@@ -153,20 +174,19 @@ func TestCardLastModified(t *testing.T) {
 	before := time.Now().UTC().Truncate(time.Second)
 	cs := NewCardServer(testCard(), nil, time.Minute)
 	const rpc = "https://agent.example/a2a"
-	w := serveCard(cs, http.MethodGet, rpc, nil)
-	lm := w.Header().Get("Last-Modified")
-	mod, err := http.ParseTime(lm)
-	if err != nil || mod.Before(before) || mod.After(time.Now()) || !strings.HasSuffix(lm, " GMT") {
-		t.Fatalf("Last-Modified %q (%v), want an HTTP date from when the server was made", lm, err)
+	lm, mod := lastModified(t, cs, rpc)
+	if !mod.After(before) || mod.After(time.Now()) {
+		t.Fatalf("Last-Modified %q, want the second after the server was made, not in the future", lm)
 	}
-	etag := w.Header().Get("ETag")
+	etag := serveCard(cs, http.MethodGet, rpc, nil).Header().Get("ETag")
 	for _, tc := range []struct {
 		name string
 		hdr  map[string]string
 		want int
 	}{
 		{"same date", map[string]string{"If-Modified-Since": lm}, 304},
-		{"later date", map[string]string{"If-Modified-Since": mod.Add(time.Hour).Format(http.TimeFormat)}, 304},
+		{"a later date, now", map[string]string{"If-Modified-Since": time.Now().UTC().Format(http.TimeFormat)}, 304},
+		{"a date in the future", map[string]string{"If-Modified-Since": time.Now().Add(time.Hour).Format(http.TimeFormat)}, 200},
 		{"earlier date", map[string]string{"If-Modified-Since": mod.Add(-time.Second).Format(http.TimeFormat)}, 200},
 		{"not a date", map[string]string{"If-Modified-Since": "yesterday"}, 200},
 		{"1.0 variant", map[string]string{"If-Modified-Since": lm, "A2A-Version": "1.0"}, 304},
@@ -188,6 +208,20 @@ func TestCardLastModified(t *testing.T) {
 	}
 	if w := serveCard(cs, http.MethodHead, rpc, map[string]string{"If-Modified-Since": lm}); w.Code != 304 {
 		t.Fatalf("HEAD with If-Modified-Since: %d", w.Code)
+	}
+
+	// A card that changes (a gateway's new card, a reload) in the second
+	// it is served gets a later date: the old date never answers 304 for
+	// it, and until its own date has come it carries none.
+	changed := testCard()
+	changed.Version = "9.9.9"
+	cs.SetCard(*changed)
+	w := serveCard(cs, http.MethodGet, rpc, map[string]string{"If-Modified-Since": lm})
+	if w.Code != http.StatusOK || w.Header().Get("Last-Modified") != "" || !strings.Contains(w.Body.String(), "9.9.9") {
+		t.Fatalf("the changed card with the old date: %d, Last-Modified %q", w.Code, w.Header().Get("Last-Modified"))
+	}
+	if lm2, mod2 := lastModified(t, cs, rpc); !mod2.After(mod) {
+		t.Fatalf("the changed card's Last-Modified %q is not after %q", lm2, lm)
 	}
 }
 

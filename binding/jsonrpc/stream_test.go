@@ -460,6 +460,19 @@ func TestSubscribeInterruptedStaysOpen(t *testing.T) {
 			if got := states(append([]sseFrame{first}, fs...)); got != tc.want {
 				t.Fatalf("subscription states %q, want %q", got, tc.want)
 			}
+			if tc.version == "" {
+				// 0.3: only the terminal status is final on a
+				// subscription, which goes on past input-required.
+				var finals []string
+				for _, f := range fs {
+					if m := regexp.MustCompile(`"final":(true|false)`).FindStringSubmatch(f.data); m != nil {
+						finals = append(finals, m[1])
+					}
+				}
+				if got := strings.Join(finals, " "); got != "false false false true" {
+					t.Fatalf("0.3 final flags %q, want only the last true", got)
+				}
+			}
 			if !strings.Contains(fs[len(fs)-2].data+fs[len(fs)-3].data, `"done"`) {
 				t.Fatalf("the answer is not among the frames before the last: %v", fs)
 			}
