@@ -89,9 +89,12 @@ type Refused struct{ Reason string }
 
 func (r *Refused) Error() string { return r.Reason }
 
-// CheckAddr returns why ip may not be reached, or nil.
+// CheckAddr returns why ip may not be reached, or nil. A zone does not
+// change where an address leads, so it is checked without one.
 func (g *Guard) CheckAddr(ip netip.Addr) error {
-	ip = ip.Unmap()
+	// netip.Prefix.Contains is false for every zoned address: with the
+	// zone kept, [::1%lo] would miss every blocked range.
+	ip = ip.WithZone("").Unmap()
 	for _, p := range g.nets {
 		if p.Contains(ip) {
 			return nil
@@ -122,6 +125,11 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	host := u.Hostname()
 	if host == "" {
 		return &Refused{Reason: "the URL has no host"}
+	}
+	if strings.Contains(host, "%") {
+		// A zone names an interface of this machine; no receiver
+		// elsewhere needs one.
+		return &Refused{Reason: "the URL's host carries an IPv6 zone (%25…): a webhook may not name an interface"}
 	}
 	if g.hostAllowed(host) {
 		return nil
