@@ -401,7 +401,7 @@ func TestCards(t *testing.T) {
 		w.Write([]byte(body))
 	}))
 	defer srv.Close()
-	c, err := NewCards(CardsConfig{BaseURL: srv.URL})
+	c, err := NewCards(CardsConfig{BaseURL: srv.URL, AllowOrigins: []string{"http://x.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

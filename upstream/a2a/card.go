@@ -46,6 +46,10 @@ type CardsConfig struct {
 	Client *http.Client
 	// Headers are added to every fetch (the upstream's header_up).
 	Headers http.Header
+	// AllowOrigins are the origins (scheme://host[:port]) other than
+	// BaseURL's that the card's interface may be on. A card whose
+	// interface is on any other origin is refused.
+	AllowOrigins []string
 	// RequestContext derives each fetch's context (see Config).
 	RequestContext func(context.Context) context.Context
 	// Logger logs fetch failures and changes (nil: none).
@@ -68,12 +72,15 @@ var ErrNoCard = errors.New("upstream: the agent's card has not been fetched yet"
 // Several configs (reloads) share one through a usage pool: the card they
 // serve survives a reload.
 type Cards struct {
-	cfg  CardsConfig
-	url  string
-	log  *zap.Logger
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	cfg CardsConfig
+	url string
+	log *zap.Logger
+	// origins are those the card's interface may be on: BaseURL's and
+	// AllowOrigins, as originOf writes them.
+	origins map[string]bool
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 
 	mu      sync.Mutex
 	current *Card
@@ -105,13 +112,22 @@ func NewCards(cfg CardsConfig) (*Cards, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("upstream: base url %q is not an absolute http(s) URL", cfg.BaseURL)
 	}
+	origins := map[string]bool{originOf(u): true}
+	for _, o := range cfg.AllowOrigins {
+		norm, err := ParseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("upstream: allow_origin: %w", err)
+		}
+		origins[norm] = true
+	}
 	return &Cards{
-		cfg:  cfg,
-		url:  strings.TrimSuffix(cfg.BaseURL, "/") + cfg.Path,
-		log:  cfg.Logger,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
-		subs: map[int]func(*Card){},
+		cfg:     cfg,
+		url:     strings.TrimSuffix(cfg.BaseURL, "/") + cfg.Path,
+		log:     cfg.Logger,
+		origins: origins,
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		subs:    map[int]func(*Card){},
 	}, nil
 }
 
@@ -208,7 +224,12 @@ func (c *Cards) fetch() (*Card, error) {
 		first := c.lastErr == nil || c.lastErr.Error() != err.Error()
 		c.lastErr = err
 		c.mu.Unlock()
-		if first {
+		switch oe, foreign := errors.AsType[*originError](err); {
+		case !first:
+		case foreign:
+			c.log.Warn("a2a: the agent's card puts its interface on another origin; the card is not used",
+				zap.String("card_url", c.url), zap.String("origin", oe.origin), zap.String("interface", oe.url))
+		default:
 			c.log.Warn("a2a: the agent's card could not be fetched", zap.String("card_url", c.url), zap.Error(err))
 		}
 		return cur, err
@@ -269,7 +290,7 @@ func (c *Cards) get(ctx context.Context, cur *Card) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream: the agent's card is not valid: %w", err)
 	}
-	iface, err := pickInterface(ac, c.url)
+	iface, err := pickInterface(ac, c.url, c.origins)
 	if err != nil {
 		return nil, err
 	}
@@ -278,8 +299,10 @@ func (c *Cards) get(ctx context.Context, cur *Card) (*Card, error) {
 
 // pickInterface chooses the interface the module speaks to: JSON-RPC,
 // 1.0 before 0.3, in the card's order otherwise. Its URL may be relative
-// to the card's.
-func pickInterface(card *protocol.AgentCard, cardURL string) (protocol.Interface, error) {
+// to the card's, and must be on one of origins: the card is refused
+// otherwise, not another interface picked, since a card that points
+// elsewhere is not the agent's word to trust.
+func pickInterface(card *protocol.AgentCard, cardURL string, origins map[string]bool) (protocol.Interface, error) {
 	for _, want := range []protocol.Version{protocol.V10, protocol.V03} {
 		for _, in := range card.Interfaces {
 			if in.Binding != "JSONRPC" || in.Version != want {
@@ -289,6 +312,9 @@ func pickInterface(card *protocol.AgentCard, cardURL string) (protocol.Interface
 			u, err := base.Parse(in.URL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return protocol.Interface{}, fmt.Errorf("upstream: the card's JSON-RPC interface URL %q is not an http(s) URL", in.URL)
+			}
+			if !origins[originOf(u)] {
+				return protocol.Interface{}, &originError{url: u.String(), origin: u.Scheme + "://" + u.Host}
 			}
 			in.URL = u.String()
 			return in, nil
