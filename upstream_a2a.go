@@ -48,7 +48,7 @@ var cardPool = caddy.NewUsagePool()
 // module keeps each task's record (owner, history, events) and speaks the
 // agent's own version to it, whatever its caller speaks. It has the http
 // kind's settings (url, timeout, header_up, max_response_header,
-// transport) and two of its own.
+// transport) and three of its own.
 type A2AUpstream struct {
 	HTTPUpstream
 
@@ -58,6 +58,12 @@ type A2AUpstream struct {
 	// CardRefresh is how often the card is fetched again (a conditional
 	// GET with its ETag). From 1s to 24h. Default: 5m.
 	CardRefresh caddy.Duration `json:"card_refresh,omitempty"`
+	// AllowOrigins are origins (scheme://host[:port]) other than url's
+	// that the agent's card may put its JSON-RPC interface on. Runs carry
+	// callers' messages and header_up's credentials to that interface, so
+	// a card that names any other origin is refused (logged, the card
+	// before kept). Default: url's origin only.
+	AllowOrigins []string `json:"allow_origins,omitempty"`
 
 	cards   *a2aagent.Cards
 	poolKey string
@@ -87,7 +93,8 @@ func (u *A2AUpstream) Provision(ctx caddy.Context) error {
 		path = a2aagent.DefaultCardPath
 	}
 	refresh := time.Duration(u.CardRefresh)
-	u.poolKey = strings.Join([]string{u.target, path, refresh.String(), headerKey(u.headers), string(u.tc.raw)}, "|")
+	u.poolKey = strings.Join([]string{u.target, path, refresh.String(), headerKey(u.headers), string(u.tc.raw),
+		strings.Join(u.AllowOrigins, " ")}, "|")
 	val, _, err := cardPool.LoadOrNew(u.poolKey, func() (caddy.Destructor, error) {
 		c, err := a2aagent.NewCards(a2aagent.CardsConfig{
 			BaseURL:        u.target,
@@ -95,6 +102,7 @@ func (u *A2AUpstream) Provision(ctx caddy.Context) error {
 			Refresh:        refresh,
 			Client:         &http.Client{Transport: u.transport, CheckRedirect: noRedirects},
 			Headers:        u.headers,
+			AllowOrigins:   u.AllowOrigins,
 			RequestContext: transportContext(caddy.NewReplacer()),
 			Logger:         u.logger,
 		})
@@ -126,7 +134,7 @@ func headerKey(h http.Header) string {
 	return b.String()
 }
 
-// Validate checks the http kind's settings and card_path and card_refresh.
+// Validate checks the http kind's settings and the a2a kind's own.
 func (u *A2AUpstream) Validate() error {
 	if err := u.HTTPUpstream.Validate(); err != nil {
 		return err
@@ -149,6 +157,11 @@ func (u *A2AUpstream) checkOwn() error {
 	}
 	if r := time.Duration(u.CardRefresh); r != 0 && (r < minCardRefresh || r > maxCardRefresh) {
 		return fmt.Errorf("card_refresh: want a duration from 1s to 24h, got %s", r)
+	}
+	for _, o := range u.AllowOrigins {
+		if _, err := a2aagent.ParseOrigin(o); err != nil {
+			return fmt.Errorf("allow_origin: %w", err)
+		}
 	}
 	return nil
 }
@@ -174,13 +187,14 @@ func (u *A2AUpstream) SubscribeCard(fn func(*protocol.AgentCard)) func() {
 }
 
 // a2aUpstreamKeys are the subdirectives of `upstream a2a`.
-var a2aUpstreamKeys = append(slices.Clone(upstreamKeys), "card_path", "card_refresh")
+var a2aUpstreamKeys = append(slices.Clone(upstreamKeys), "card_path", "card_refresh", "allow_origin")
 
 // UnmarshalCaddyfile parses `upstream a2a <url> { … }`:
 //
 //	upstream a2a <url> {
 //		card_path           <path>
 //		card_refresh        <duration>
+//		allow_origin        <origin...>
 //		timeout             <duration>
 //		header_up           <name> <value>
 //		max_response_header <size>
@@ -194,6 +208,8 @@ func (u *A2AUpstream) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			u.CardPath, err = oneArg(d)
 		case "card_refresh":
 			u.CardRefresh, err = durationArg(d)
+		case "allow_origin":
+			u.AllowOrigins, err = argsNoBlock(d, 1, -1)
 		default:
 			return false, nil
 		}
