@@ -183,11 +183,27 @@ func (r *Runner) runOne(ru *run) {
 				ru.logger().Error("a2a: task left unfinished after a panic", zap.Error(err))
 			}
 		}
+		ru.abandon()
 		ru.releaseSlot()
 		r.running.Add(-1)
 		r.wg.Done()
 	}()
 	ru.execute(r.ctx)
+}
+
+// abandon tells a store that renews the leases of running tasks
+// (store.Abandoner) that the run ended without settling its task: the
+// task is left running only when the store kept failing the writes, and
+// a lease renewed on would keep it so for good. Let lapse, it goes to the
+// orphan pass (FailOrphans), which records it failed once the store
+// answers. No store access: a map entry of the store's, at most.
+func (ru *run) abandon() {
+	if ru.final != nil {
+		return
+	}
+	if a, ok := store.As[store.Abandoner](ru.st); ok {
+		a.Abandon(ru.task.ID, ru.version)
+	}
 }
 
 // stackSink keeps growStack's frame from being optimised away.

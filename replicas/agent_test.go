@@ -16,7 +16,8 @@ import (
 // "echo X" answers "echo: X"; "ask" asks for a name, and the next turn T
 // answers "hello T"; "stream N" sends N chunks "cI ", each after the
 // test lets it go (next), then ends; "slow" holds the call until the
-// module aborts it (aborted gets the task id).
+// module aborts it (aborted gets the task id); "drip" sends one chunk
+// once the test lets it go (next), then holds the call as "slow" does.
 type agent struct {
 	srv     *httptest.Server
 	next    chan struct{}
@@ -83,6 +84,16 @@ func (a *agent) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"text":"c%d "}`+"\n", i)
 			rc.Flush()
 		}
+	case word == "drip":
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		select {
+		case <-a.next:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, `{"text":"d "}`+"\n")
+		http.NewResponseController(w).Flush()
+		fallthrough
 	case word == "slow":
 		<-r.Context().Done()
 		select {

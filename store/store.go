@@ -239,6 +239,18 @@ type Orphans interface {
 	Orphans(ctx context.Context) ([]Orphan, error)
 }
 
+// Abandoner is an optional capability of a store with Orphans: a run
+// that ends without having settled its task (its writes kept failing)
+// says so, and the store stops renewing the task's lease. Renewed, the
+// lease would keep the task running forever with no run behind it; let
+// lapse, it hands the task to Orphans once the store answers again.
+type Abandoner interface {
+	// Abandon stops this process's renewal of the lease on task id that
+	// its write of version took or kept. A later write of the task here
+	// (a run of another turn) keeps its lease.
+	Abandon(id string, version uint64)
+}
+
 // Orphan is a running task whose process is gone.
 type Orphan struct {
 	ID    string

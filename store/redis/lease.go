@@ -16,15 +16,22 @@ import (
 // that write, and renews the leases of all its running tasks every third
 // of Options.Lease; the write that settles the task drops it. A process that dies stops
 // renewing: its leases lapse, and another process's Orphans claims each
-// (ZREM: one claimant) so that the service records the task failed. The
-// set is one key of its own, outside the tasks' hash tags.
+// (ZREM: one claimant) so that the service records the task failed. A
+// run that ends without the settling write (Redis kept failing it) stops
+// the renewal of its task's lease too (Abandon), or the task would stay
+// running for good once Redis is back. The set is one key of its own,
+// outside the tasks' hash tags.
 
 var _ store.Orphans = (*Store)(nil)
 
-// leases tracks the running tasks of this process.
+var _ store.Abandoner = (*Store)(nil)
+
+// leases tracks the running tasks of this process: for each, the
+// version of its last write here, so that Abandon of one run's version
+// leaves alone a later turn's run of the task.
 type leases struct {
 	mu  sync.Mutex
-	ids map[string]bool
+	ids map[string]uint64
 }
 
 func (s *Store) runsKey() string { return tag(s.opts.KeyPrefix) + "runs" }
@@ -32,7 +39,7 @@ func (s *Store) runsKey() string { return tag(s.opts.KeyPrefix) + "runs" }
 // noteState keeps this process's set of running tasks in step with the
 // state it wrote: the write itself took or dropped the lease in Redis
 // (luaWrite), and the renewals go on for the tasks in the set.
-func (s *Store) noteState(id string, st protocol.TaskState) {
+func (s *Store) noteState(id string, st protocol.TaskState, version uint64) {
 	running := !st.Terminal() && !st.Interrupted()
 	s.leases.mu.Lock()
 	defer s.leases.mu.Unlock()
@@ -42,9 +49,21 @@ func (s *Store) noteState(id string, st protocol.TaskState) {
 		return
 	}
 	if s.leases.ids == nil {
-		s.leases.ids = map[string]bool{}
+		s.leases.ids = map[string]uint64{}
 	}
-	s.leases.ids[id] = true
+	s.leases.ids[id] = version
+}
+
+// Abandon implements store.Abandoner. Nothing is sent to Redis (which
+// may well be down): the lease lapses Lease after its last renewal, and
+// the next Orphans pass of any process, this one's included, claims the
+// task then.
+func (s *Store) Abandon(id string, version uint64) {
+	s.leases.mu.Lock()
+	defer s.leases.mu.Unlock()
+	if v, ok := s.leases.ids[id]; ok && v == version {
+		delete(s.leases.ids, id)
+	}
 }
 
 // lapse is when a lease renewed now lapses, in unix ms.
@@ -111,8 +130,8 @@ const maxOrphans = 100
 
 // Orphans implements store.Orphans: the running tasks whose lease lapsed
 // (their process stopped renewing), each claimed for the caller alone.
-// A lease of this process never lapses while it runs (it renews them), so
-// what is found is another's.
+// A lease of this process lapses only once abandoned (it renews the
+// others), so what is found is a dead process's or an abandoned run's.
 func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
 	c, cancel, err := s.op(ctx)
 	if err != nil {

@@ -302,3 +302,60 @@ func TestPushAndClaimsFollowTheTaskExpiry(t *testing.T) {
 		}
 	}
 }
+
+// A run that ends without settling its task abandons the lease: it is no
+// longer renewed, lapses and is claimed; abandoning a version the task no
+// longer has here (a later turn wrote it) keeps the renewals going.
+func TestAbandonedLeaseLapses(t *testing.T) {
+	url, _ := startRedis(t)
+	prefix := newPrefix()
+	a := newStore(t, url, Options{KeyPrefix: prefix, Lease: time.Second})
+	b := newStore(t, url, Options{KeyPrefix: prefix, Lease: time.Second})
+	ctx := context.Background()
+	task := func(id string) *protocol.Task {
+		return &protocol.Task{ID: id, ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}}
+	}
+	vGone, err := a.Create(ctx, "o", task("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Abandon("gone", vGone)
+	v, err := a.Create(ctx, "o", task("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _, err := a.Update(ctx, "kept", v, task("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Abandon("kept", v) // the run of version v ended; v2's goes on
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := b.Orphans(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 1 {
+			if got[0].ID != "gone" {
+				t.Fatalf("orphan %+v, want the abandoned task", got[0])
+			}
+			failed := task("gone")
+			failed.Status.State = protocol.StateFailed
+			if _, _, err := b.Update(ctx, "gone", vGone, failed); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if len(got) > 1 {
+			t.Fatalf("orphans %+v, want the abandoned task alone", got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned lease never lapsed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if got, err := b.Orphans(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("orphans after a stale Abandon: %+v %v (version %d renewed)", got, err, v2)
+	}
+}

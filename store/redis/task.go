@@ -157,7 +157,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	args, buf := s.writeArgs("c", 0, owner, t, events)
 	v, _, err := s.runWrite(ctx, t.ID, args, buf)
 	if err == nil {
-		s.noteState(t.ID, st)
+		s.noteState(t.ID, st, v)
 	} else if running {
 		s.sub.forget(t.ID)
 	}
@@ -175,7 +175,7 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	args, buf := s.writeArgs("u", version, "", t, events)
 	v, last, err := s.runWrite(ctx, id, args, buf)
 	if err == nil {
-		s.noteState(id, t.Status.State)
+		s.noteState(id, t.Status.State, v)
 	}
 	return v, last, err
 }
