@@ -291,7 +291,7 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 		handoff = func() []byte { return e.encodeNotice(owner, t, last, evs) }
 	}
 	at := time.Now().UnixNano()
-	po.Dispatcher.EnqueueHandoff(t.ID, func(ctx context.Context) []push.Delivery {
+	po.Dispatcher.EnqueueHandoff(owner, t.ID, func(ctx context.Context) []push.Delivery {
 		raw, err := e.opts.Store.PushConfigs(ctx, owner, t.ID)
 		if err != nil {
 			// A closing dispatcher cancels ctx: the notice is handed off

@@ -144,7 +144,8 @@ func TestClaimRefusedSkips(t *testing.T) {
 }
 
 // A receiver that is down holds no more goroutines than the workers and
-// no more notices than MaxQueued; Close drops and counts the rest.
+// no more notices than MaxQueued (eight owners' notices, so that no
+// owner's share is what fills it); Close drops and counts the rest.
 func TestBoundedWhenReceiverDown(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	url := srv.URL
@@ -154,7 +155,7 @@ func TestBoundedWhenReceiverDown(t *testing.T) {
 	c := testClient(t)
 	accepted := 0
 	for i := range 1000 {
-		if d.Enqueue("t"+strconv.Itoa(i), notice(url, c, 5, "x")) {
+		if d.EnqueueHandoff("o"+strconv.Itoa(i%8), "t"+strconv.Itoa(i), notice(url, c, 5, "x"), nil) {
 			accepted++
 		}
 	}
@@ -193,7 +194,7 @@ func TestCloseHandsOff(t *testing.T) {
 	c := testClient(t)
 	for i := range 3 {
 		b := "n" + strconv.Itoa(i)
-		d.EnqueueHandoff("t", notice(srv.URL, c, 5, b), func() []byte { return []byte(b) })
+		d.EnqueueHandoff("", "t", notice(srv.URL, c, 5, b), func() []byte { return []byte(b) })
 	}
 	d.Enqueue("u", notice(srv.URL, c, 5, "plain"))
 	time.Sleep(100 * time.Millisecond) // the first notice is in its backoff
