@@ -52,7 +52,8 @@ func (r *Runner) FailOrphans(st store.Store, o store.Orphans, every time.Duratio
 }
 
 // failOrphan records an orphaned running task as failed, unless it has
-// settled meanwhile.
+// settled meanwhile. A write that does not land is not retried here: the
+// store's claim on the task lapses, and a later pass claims it again.
 // notify, if set, queues the push notifications of the write.
 func failOrphan(log *zap.Logger, st store.Store, or store.Orphan, notify func(string, *protocol.Task, string, []protocol.Event)) {
 	ctx := context.Background()

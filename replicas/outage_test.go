@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -75,4 +76,56 @@ func TestReplicasOutageFailsAbandonedRuns(t *testing.T) {
 		}
 	}
 	t.Logf("every task failed %s after Redis came back (outage %s)", time.Since(back), back.Sub(down))
+}
+
+// redisConfig sets a setting of the redis-server on port (CONFIG SET).
+func redisConfig(t *testing.T, port int, name, value string) {
+	t.Helper()
+	out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "config", "set", name, value).CombinedOutput()
+	if err != nil || string(out) != "OK\n" {
+		t.Fatalf("redis-cli config set %s %s: %v %s", name, value, err, out)
+	}
+}
+
+// A replica dies while Redis refuses writes (maxmemory): the other's
+// orphan passes cannot record its running task failed, and must not lose
+// it. Once Redis takes writes again the task is failed within 1.5 leases.
+func TestReplicasOrphanSurvivesMaxmemory(t *testing.T) {
+	const lease = time.Second
+	ag := startAgent(t)
+	port := freePort(t)
+	url, _ := startRedisOn(t, port)
+	ra := startReplica(t, "A", portA, ag.URL(), url, "lease 1s")
+	rb := startReplica(t, "B", portB, ag.URL(), url, "lease 1s")
+	tk := send(t, ra.URL(), "alice", message("slow", ""), true)
+	waitState(t, rb.URL(), "alice", tk.ID, "TASK_STATE_WORKING")
+	for deadline := time.Now().Add(5 * time.Second); len(ag.Contexts()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A never called the agent")
+		}
+	}
+	redisConfig(t, port, "maxmemory", "1")
+	if err := ra.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = ra.cmd.Wait()
+	// The lease lapses within a second; B's passes, every half lease,
+	// meet a Redis that takes no writes.
+	time.Sleep(3 * lease)
+	if got, e := getTask(t, rb.URL(), "alice", tk.ID); e != nil || got.Status.State != "TASK_STATE_WORKING" {
+		t.Fatalf("with Redis full the task is %+v %+v, want still working", got, e)
+	}
+	redisConfig(t, port, "maxmemory", "0")
+	freed := time.Now()
+	for {
+		got, e := getTask(t, rb.URL(), "alice", tk.ID)
+		if e == nil && got.Status.State == "TASK_STATE_FAILED" {
+			break
+		}
+		if time.Since(freed) > lease*3/2+2*time.Second {
+			t.Fatalf("%s after Redis took writes again the task is %+v %+v, want failed", time.Since(freed), got, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the task failed %s after Redis took writes again", time.Since(freed))
 }

@@ -235,7 +235,9 @@ type PushHints interface {
 // The runs are not executed again: an agent call may have side effects.
 type Orphans interface {
 	// Orphans returns running tasks whose process stopped renewing their
-	// lease, each claimed for the caller alone (no other caller gets it).
+	// lease, each claimed for the caller alone (no other caller gets it
+	// while the claim holds). A claim lasts a lease: a task the caller
+	// could not record is found again once its claim lapses.
 	Orphans(ctx context.Context) ([]Orphan, error)
 }
 

@@ -16,11 +16,12 @@ import (
 // that write, and renews the leases of all its running tasks every third
 // of Options.Lease; the write that settles the task drops it. A process that dies stops
 // renewing: its leases lapse, and another process's Orphans claims each
-// (ZREM: one claimant) so that the service records the task failed. A
+// (for a lease of its own: one claimant at a time, and none lost if the
+// claimant's write fails) so that the service records the task failed. A
 // run that ends without the settling write (Redis kept failing it) stops
 // the renewal of its task's lease too (Abandon), or the task would stay
 // running for good once Redis is back. The set is one key of its own,
-// outside the tasks' hash tags.
+// under the prefix's hash tag (the scripts reach a task's hash from it).
 
 var _ store.Orphans = (*Store)(nil)
 
@@ -129,7 +130,10 @@ func (s *Store) renewLeases() {
 const maxOrphans = 100
 
 // Orphans implements store.Orphans: the running tasks whose lease lapsed
-// (their process stopped renewing), each claimed for the caller alone.
+// (their process stopped renewing), each claimed for the caller for a
+// lease (luaOrphans), read and claimed in one script. A claimant that
+// cannot record the task failed need do nothing: its claim lapses and a
+// later pass, on any process, claims the task again.
 // A lease of this process lapses only once abandoned (it renews the
 // others), so what is found is a dead process's or an abandoned run's.
 func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
@@ -138,27 +142,15 @@ func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
 		return nil, err
 	}
 	defer cancel()
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	cl := s.cli()
-	ids, err := cl.Do(c, cl.B().Zrangebyscore().Key(s.runsKey()).Min("-inf").Max(now).
-		Limit(0, maxOrphans).Build()).AsStrSlice()
+	now := time.Now().UnixMilli()
+	args := []string{strconv.FormatInt(now, 10), strconv.FormatInt(s.lapse(), 10), s.opts.KeyPrefix, strconv.Itoa(maxOrphans)}
+	r, err := s.orphans.Exec(c, s.cli(), []string{s.runsKey()}, args).AsStrSlice()
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	var out []store.Orphan
-	for _, id := range ids {
-		n, err := cl.Do(c, cl.B().Zrem().Key(s.runsKey()).Member(id).Build()).AsInt64()
-		if err != nil {
-			return out, s.fail(ctx, err)
-		}
-		if n != 1 {
-			continue // another process claimed it first
-		}
-		owner, err := cl.Do(c, cl.B().Hget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o").Build()).ToString()
-		if err != nil {
-			continue // gone (expired or evicted): nothing to record
-		}
-		out = append(out, store.Orphan{ID: id, Owner: owner})
+	out := make([]store.Orphan, 0, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		out = append(out, store.Orphan{ID: r[i], Owner: r[i+1]})
 	}
 	return out, nil
 }

@@ -359,3 +359,56 @@ func TestAbandonedLeaseLapses(t *testing.T) {
 		t.Fatalf("orphans after a stale Abandon: %+v %v (version %d renewed)", got, err, v2)
 	}
 }
+
+// An orphan whose claimant records nothing (its write refused: Redis at
+// maxmemory; or it died) is not lost: the claim lapses like a lease and
+// the next pass, of any store, claims the task again. A task gone from
+// Redis (expired, evicted) leaves the leases instead.
+func TestOrphanClaimLapses(t *testing.T) {
+	url, _ := startRedis(t)
+	prefix := newPrefix()
+	dead := newStore(t, url, Options{KeyPrefix: prefix, Lease: time.Second})
+	b := newStore(t, url, Options{KeyPrefix: prefix, Lease: time.Second})
+	c := newStore(t, url, Options{KeyPrefix: prefix, Lease: time.Second})
+	ctx := context.Background()
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := dead.Create(ctx, "o", &protocol.Task{ID: id, Status: protocol.TaskStatus{State: protocol.StateWorking}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead.Close()
+	// t2 is gone by the time the lease lapses.
+	if err := b.cli().Do(ctx, b.cli().B().Del().Key(taskKeys(prefix, "t2")[0]).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(s *Store, within time.Duration) []store.Orphan {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			got, err := s.Orphans(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) > 0 || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	want := []store.Orphan{{ID: "t1", Owner: "o"}}
+	if got := claim(b, 5*time.Second); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("first claim: %+v, want %+v", got, want)
+	}
+	// Claimed: no other pass gets it while the claim holds.
+	if got, err := c.Orphans(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("a second claimant at once: %+v %v", got, err)
+	}
+	// b records nothing; once its claim lapses, c claims the task.
+	if got := claim(c, 5*time.Second); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the claim lapsed: %+v, want %+v", got, want)
+	}
+	n, err := b.cli().Do(ctx, b.cli().B().Zcard().Key(b.runsKey()).Build()).AsInt64()
+	if err != nil || n != 1 {
+		t.Fatalf("%d leases left (%v), want t1's alone", n, err)
+	}
+}

@@ -83,7 +83,7 @@ type Store struct {
 	// redacted is the URL as errors may show it.
 	redacted string
 
-	write, events, list, cancel, putPush, pushCfgs, delPush, claim *rueidis.Lua
+	write, events, list, cancel, putPush, pushCfgs, delPush, claim, orphans *rueidis.Lua
 
 	closed   atomic.Bool
 	closedCh chan struct{}
@@ -204,6 +204,7 @@ func New(opts Options) (*Store, error) {
 		pushCfgs: rueidis.NewLuaScriptReadOnly(luaPushConfigs),
 		delPush:  rueidis.NewLuaScript(luaDeletePush),
 		claim:    rueidis.NewLuaScript(luaClaim),
+		orphans:  rueidis.NewLuaScript(luaOrphans),
 		closedCh: make(chan struct{}),
 	}
 	s.client.Store(&client)

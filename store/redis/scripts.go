@@ -310,3 +310,37 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return r
 `
+
+// luaOrphans claims the running tasks whose lease lapsed, up to a bound,
+// in one step with reading them. KEYS: 1 the prefix's leases. ARGV: 1 now
+// (unix ms), 2 when a claim made now lapses, 3 key prefix, 4 how many at
+// most. It returns id, owner, id, owner...
+//
+// A claim is a lease of the claimant's (the task's score moved to ARGV
+// 2), not a removal: the write that records the task failed drops it as
+// every settling write does, and a claimant whose write does not land
+// (Redis at maxmemory, a claimant that dies) loses nothing: the claim
+// lapses, and a later pass of any process claims the task again. A task
+// that is gone (expired, evicted) or settled leaves the set here.
+const luaOrphans = luaCommon + `
+local out = {}
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[4]))
+for _, id in ipairs(ids) do
+  local h = redis.call('HMGET', '{' .. ARGV[3] .. '}t:' .. id .. ':h', 'o', 'st')
+  local st = tonumber(h[2])
+  if not h[1] or terminal(st) or interrupted(st) then
+    redis.call('ZREM', KEYS[1], id)
+  else
+    -- ZADD may be refused (maxmemory): what was claimed before is
+    -- returned, else the error.
+    local r = redis.pcall('ZADD', KEYS[1], ARGV[2], id)
+    if type(r) == 'table' and r.err then
+      if #out == 0 then return r end
+      break
+    end
+    out[#out + 1] = id
+    out[#out + 1] = h[1]
+  end
+end
+return out
+`
