@@ -159,9 +159,11 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
 }
 
-// SubscribeToTask sets up a stream of the caller's task: the Task, then
-// its events from now on; with lastEventID (an SSE Last-Event-ID, "" for
-// none) the events after that one are replayed first. The stream ends
+// SubscribeToTask sets up a stream of the caller's task: the Task as it
+// is now, then its events from now on. A lastEventID (an SSE
+// Last-Event-ID, "" for none) is checked (-32602 when it is no event id of
+// the task), and what the client missed since is in that Task: the events
+// between are not sent again (pump says why). The stream ends
 // when the task reaches a terminal state (A2A 1.0 §3.1.6), not at an
 // interrupted one: a subscriber to a task waiting for input sees the turn
 // that continues it, whoever sends it and on whichever replica. A
@@ -231,23 +233,24 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 		return
 	}
 	defer st.stopHeartbeat()
-	// Events up to snapID are a replay (a Last-Event-ID older than the
-	// snapshot): the snapshot already shows their outcome, so a closing
-	// status among them is history and does not end the stream.
-	replaying := after != snapID
+	// Events up to snapID (read after a Last-Event-ID older than the
+	// snapshot) are not sent: the Task frame, the task as it is at snapID,
+	// already holds their outcome, and a client that applies the stream
+	// in order (a Task replaces what it had, a chunk appends) would
+	// otherwise hold their text twice. A resume is the task as it is now,
+	// then the events after it.
+	skipping := after != snapID
 	for {
 		// Every event at hand is written, then flushed once: a burst
 		// costs one flush, and nothing waits that could have gone.
 		for i := range evs {
 			ev := &evs[i]
+			if skipping {
+				skipping = ev.ID != snapID
+				continue
+			}
 			if s.Queue(ev.ID, st.framed(&ev.Event)) != nil {
 				return
-			}
-			if replaying {
-				if ev.ID == snapID {
-					replaying = false
-				}
-				continue
 			}
 			if st := ev.Event.Status; st != nil && closes(st.Status.State) {
 				_ = s.Flush()

@@ -169,6 +169,84 @@ func TestReplicasResubscribe(t *testing.T) {
 	}
 }
 
+// A resume on B from a Last-Event-ID older than the task's last event
+// (chunks went out while no one listened): the task as it is now, then
+// only the events after it, so that a client applying the stream in
+// order (a Task replaces what it had, a chunk appends) holds each chunk's
+// text once.
+func TestReplicasResumeAppliesOnce(t *testing.T) {
+	ag, ra, rb := pair(t)
+	ag.next <- struct{}{}
+	s, drop := stream(t, ra.URL(), "alice", "SendStreamingMessage", map[string]any{"message": message("stream 5", "")}, "")
+	first, _ := nextFrame(t, s)
+	var head struct {
+		Result struct {
+			Task task `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(first.data), &head); err != nil || head.Result.Task.ID == "" {
+		t.Fatalf("first frame %q: %v", first.data, err)
+	}
+	id, last := head.Result.Task.ID, first
+	for describe(t, last) != "artifact:c1 " {
+		f, ok := nextFrame(t, s)
+		if !ok {
+			t.Fatal("the stream on A ended before the first chunk")
+		}
+		last = f
+	}
+	drop()
+	ag.next <- struct{}{}
+	ag.next <- struct{}{}
+	deadline := time.Now().Add(10 * time.Second)
+	for tk, _ := getTask(t, rb.URL(), "alice", id); tk.text() != "c1 c2 c3 "; tk, _ = getTask(t, rb.URL(), "alice", id) {
+		if time.Now().After(deadline) {
+			t.Fatalf("chunks 2 and 3 never stored: %+v", tk)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r, _ := stream(t, rb.URL(), "alice", "SubscribeToTask", map[string]any{"id": id}, last.id)
+	ag.next <- struct{}{}
+	ag.next <- struct{}{}
+	var text string
+	var seen []string
+	for {
+		f, ok := nextFrame(t, r)
+		if !ok {
+			break
+		}
+		var env struct {
+			Result struct {
+				Task           *task `json:"task"`
+				ArtifactUpdate *struct {
+					Append   bool `json:"append"`
+					Artifact struct {
+						Parts []struct{ Text string } `json:"parts"`
+					} `json:"artifact"`
+				} `json:"artifactUpdate"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(f.data), &env); err != nil {
+			t.Fatalf("frame %q: %v", f.data, err)
+		}
+		switch u := env.Result.ArtifactUpdate; {
+		case env.Result.Task != nil:
+			text = env.Result.Task.text()
+		case u != nil:
+			if !u.Append {
+				text = ""
+			}
+			for _, p := range u.Artifact.Parts {
+				text += p.Text
+			}
+		}
+		seen = append(seen, describe(t, f))
+	}
+	if text != "c1 c2 c3 c4 c5 " || seen[0] != "task:TASK_STATE_WORKING" || seen[len(seen)-1] != "status:TASK_STATE_COMPLETED" {
+		t.Fatalf("resumed on B after %s: %q applied to %q, want each chunk once", last.id, seen, text)
+	}
+}
+
 // Two continuations of one input-required task, one on each replica, at
 // once: one wins, the other is refused -32004; no update is lost.
 func TestReplicasContinuationRace(t *testing.T) {

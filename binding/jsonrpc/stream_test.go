@@ -191,15 +191,12 @@ func TestSubscribeReplay(t *testing.T) {
 	if f.id != "4" || str(t, m, "result", "task", "artifacts", 0, "parts", 0, "text") != "onetwo" {
 		t.Fatalf("live subscribe first frame id %q: %v", f.id, m)
 	}
+	// A resume from 2 gets the task as it is now, which holds chunks 3
+	// and 4 already, and not those chunks again: applied in order, the
+	// stream gives the task's text once.
 	f, m = replay.event(t)
-	if f.id != "4" || kindOf(t, m) != "task" {
+	if f.id != "4" || kindOf(t, m) != "task" || str(t, m, "result", "task", "artifacts", 0, "parts", 0, "text") != "onetwo" {
 		t.Fatalf("replay first frame id %q: %v", f.id, m)
-	}
-	for _, want := range []string{"3", "4"} {
-		f, _ = replay.event(t)
-		if f.id != want {
-			t.Fatalf("replayed id %q, want %q", f.id, want)
-		}
 	}
 	run.send(t, text("three"))
 	close(run.steps)
