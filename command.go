@@ -259,6 +259,7 @@ func parseSkillFlag(s string) (Skill, error) {
 type clientFlags struct {
 	headers []string
 	user    string
+	trust   []string
 	version string
 	json    bool
 }
@@ -267,6 +268,7 @@ func (c *clientFlags) add(cmd *cobra.Command, jsonHelp string) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&c.headers, "header", "H", nil, "A request header, \"Field: value\" (repeatable)")
 	fl.StringVarP(&c.user, "user", "u", "", "HTTP basic credentials, name:password")
+	fl.StringArrayVar(&c.trust, "trust-origin", nil, "Send the credentials (--user, -H) to interfaces at this origin too, besides the card's, \"https://host[:port]\" (repeatable)")
 	fl.StringVar(&c.version, "version", "", "The protocol version to speak: 0.3 or 1.0 (default: the newest the card offers)")
 	fl.BoolVar(&c.json, "json", false, jsonHelp)
 }
@@ -282,6 +284,11 @@ func (c *clientFlags) options() (*cli.Options, error) {
 	}
 	if err := o.SetUser(c.user); err != nil {
 		return nil, err
+	}
+	for _, t := range c.trust {
+		if err := o.TrustOrigin(t); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -310,7 +317,7 @@ func runClient(c *clientFlags, stream bool, run func(context.Context, *cli.Optio
 func cardCommand() *cobra.Command {
 	var c clientFlags
 	cmd := &cobra.Command{
-		Use:   "card <url> [--json] [-H 'Field: value']… [--user name:password]",
+		Use:   "card <url> [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
 		Short: "Fetch any A2A server's card, print it and say what is wrong with it",
 		Long: `
 Fetches the Agent Card of any A2A server (caddy-a2a, a2a-go, @a2a-js/sdk,
@@ -339,7 +346,7 @@ func sendCommand() *cobra.Command {
 	var c clientFlags
 	var so cli.SendOptions
 	cmd := &cobra.Command{
-		Use:   "send <url> <text> [--stream] [--task <id>] [--context <id>] [--version 0.3|1.0] [--json] [-H 'Field: value']… [--user name:password]",
+		Use:   "send <url> <text> [--stream] [--task <id>] [--context <id>] [--version 0.3|1.0] [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
 		Short: "Send a message to any A2A server and print the answer",
 		Long: `
 Sends <text> to the A2A server at <url> (any server: the interface comes
@@ -375,7 +382,7 @@ func tasksCommand() *cobra.Command {
 	var c clientFlags
 	var to cli.TasksOptions
 	cmd := &cobra.Command{
-		Use:   "tasks <url> [--context <id>] [--state <state>] [--json] [-H 'Field: value']… [--user name:password]",
+		Use:   "tasks <url> [--context <id>] [--state <state>] [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
 		Short: "List your tasks on an A2A server",
 		Long: `
 Lists the tasks the server keeps for you (ListTasks, every page): id,
@@ -398,7 +405,7 @@ responses. ListTasks is an A2A 1.0 method: a 0.3-only server has none.
 func cancelCommand() *cobra.Command {
 	var c clientFlags
 	cmd := &cobra.Command{
-		Use:   "cancel <url> <task-id> [--json] [-H 'Field: value']… [--user name:password]",
+		Use:   "cancel <url> <task-id> [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
 		Short: "Cancel a task on an A2A server",
 		Long: `
 Asks the server to cancel the task and prints the state it reports. A

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,7 +59,7 @@ func Card(ctx context.Context, o *Options, given string) int {
 	var probes []probe
 	if f.Card != nil {
 		for _, in := range f.Card.SupportedInterfaces {
-			p := probeInterface(ctx, o, in)
+			p := probeInterface(ctx, o, f.URL, in)
 			if p.bad != "" {
 				problems = append(problems, p.bad)
 			}
@@ -66,7 +67,7 @@ func Card(ctx context.Context, o *Options, given string) int {
 		}
 	}
 	if o.JSON {
-		o.printf("%s\n", strings.TrimSpace(string(f.Raw)))
+		o.raw(bytes.TrimSpace(f.Raw))
 	} else {
 		printCard(o, f, probes)
 	}
@@ -153,9 +154,10 @@ func checkCard(f *fetched) []string {
 // probeInterface asks one interface for a task no server has. An A2A
 // server answers with an error in JSON (task not found), or asks for
 // credentials; a refused connection, a timeout or an HTML page means
-// the URL does not serve A2A. A gRPC address is only dialled.
-func probeInterface(ctx context.Context, o *Options, in *a2a.AgentInterface) probe {
-	p := probe{iface: in}
+// the URL does not serve A2A. A gRPC address is only dialled. The
+// command's credentials go only where Options.mayCredential allows.
+func probeInterface(ctx context.Context, o *Options, cardURL string, in *a2a.AgentInterface) (p probe) {
+	p = probe{iface: in}
 	name := string(in.ProtocolBinding) + " " + string(in.ProtocolVersion) + " " + in.URL
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -180,7 +182,14 @@ func probeInterface(ctx context.Context, o *Options, in *a2a.AgentInterface) pro
 		return p
 	}
 	w := newWire(o)
-	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{in}, clientOptions(w.client())...)
+	withheld := len(w.header) > 0 && !o.mayCredential(cardURL, in.URL)
+	if withheld {
+		w.header = nil
+		defer func() {
+			p.result += fmt.Sprintf(" (without your credentials: another origin; --trust-origin %s sends them)", originOf(in.URL))
+		}()
+	}
+	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{in}, clientOptions(w)...)
 	if err != nil {
 		p.result = "cannot be called"
 		p.bad = fmt.Sprintf("interface %s: %v", name, err)
@@ -189,7 +198,10 @@ func probeInterface(ctx context.Context, o *Options, in *a2a.AgentInterface) pro
 	defer c.Destroy()
 	_, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: probeTaskID})
 	status, mt := w.answer()
-	switch {
+	switch over := w.bound(); {
+	case over != nil:
+		p.result = "answers too much"
+		p.bad = fmt.Sprintf("interface %s: %v", name, over)
 	case status == 401 || status == 403:
 		p.result = fmt.Sprintf("needs credentials (HTTP %d)", status)
 	case err == nil || (status != 0 && strings.HasSuffix(mt, "json")):

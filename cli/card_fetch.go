@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -63,7 +64,7 @@ func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
 	}
 	var tried []string
 	for _, u := range urls {
-		raw, status, err := getCard(ctx, w.client(), u)
+		raw, status, err := getCard(ctx, w, u)
 		if err != nil {
 			return nil, fmt.Errorf("fetching the card at %s: %w", u, err)
 		}
@@ -87,13 +88,14 @@ func fetchCard(ctx context.Context, w *wire, given string) (*fetched, error) {
 	return nil, fmt.Errorf("no agent card at %s", strings.Join(tried, " or "))
 }
 
-func getCard(ctx context.Context, hc *http.Client, u string) ([]byte, int, error) {
+func getCard(ctx context.Context, w *wire, u string) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, 0, err
 	}
+	w.setHeader(req)
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := w.client().Do(req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -167,7 +169,14 @@ func connect(ctx context.Context, o *Options, w *wire, given string) (*a2aclient
 		}
 		card.SupportedInterfaces = keep
 	}
-	c, err := a2aclient.NewFromCard(ctx, &card, clientOptions(w.client())...)
+	if len(o.Header) > 0 {
+		ifs, err := credentialed(o, f.URL, card.SupportedInterfaces)
+		if err != nil {
+			return nil, err
+		}
+		card.SupportedInterfaces = ifs
+	}
+	c, err := a2aclient.NewFromCard(ctx, &card, clientOptions(w)...)
 	if err != nil {
 		return nil, fmt.Errorf("the card at %s: %w", f.URL, err)
 	}
@@ -184,21 +193,44 @@ func dial(ctx context.Context, o *Options, given string) (*a2aclient.Client, *wi
 		return nil, nil, err
 	}
 	if o.JSON {
-		w.onFrame = func(b []byte) { o.printf("%s\n", b) }
+		w.onFrame = o.raw
 	}
 	return c, w, nil
 }
 
 // clientOptions are a2a-go's transports for both versions and both HTTP
-// bindings, all over hc.
-func clientOptions(hc *http.Client) []a2aclient.FactoryOption {
+// bindings, all over w's client, and w's headers on every call.
+func clientOptions(w *wire) []a2aclient.FactoryOption {
+	hc := w.client()
 	return []a2aclient.FactoryOption{
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}}),
+		a2aclient.WithCallInterceptors(credentials(w.header)),
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
 		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}),
 		a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc}),
 	}
+}
+
+// credentialed are the interfaces the command's credentials may go to
+// (Options.mayCredential): a card names any URL it likes, and a
+// password for the card's server is not one for another's. None: an
+// error naming the other origins and the flag that trusts one.
+func credentialed(o *Options, cardURL string, ifs []*a2a.AgentInterface) ([]*a2a.AgentInterface, error) {
+	var keep []*a2a.AgentInterface
+	var others []string
+	for _, in := range ifs {
+		if o.mayCredential(cardURL, in.URL) {
+			keep = append(keep, in)
+		} else if or := originOf(in.URL); !slices.Contains(others, or) {
+			others = append(others, or)
+		}
+	}
+	if len(keep) == 0 && len(others) > 0 {
+		return nil, fmt.Errorf("the card at %s names interfaces only at another origin (%s): credentials (--user, -H) go there only if you trust it with --trust-origin %s",
+			cardURL, strings.Join(others, ", "), others[0])
+	}
+	return keep, nil
 }
 
 func describeInterfaces(ifs []*a2a.AgentInterface) string {

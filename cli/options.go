@@ -37,7 +37,8 @@ const DefaultTimeout = 2 * time.Minute
 // Options are the settings every subcommand shares.
 type Options struct {
 	// Header is sent with every request, the card's GET included (-H and
-	// --user).
+	// --user): only to the card's origin and TrustedOrigins, and never
+	// on a redirect to another origin.
 	Header http.Header
 	// Version picks the interfaces of one protocol version ("0.3" or
 	// "1.0"); empty: the newest the card offers.
@@ -49,6 +50,9 @@ type Options struct {
 	Out, Err io.Writer
 	// Transport is the HTTP round tripper; nil: http.DefaultTransport.
 	Transport http.RoundTripper
+	// TrustedOrigins are the origins besides the card's own to which
+	// Header may go, each "scheme://host[:port]" (TrustOrigin).
+	TrustedOrigins []string
 }
 
 // AddHeader adds one "Field: value" header (the -H flag).
@@ -90,10 +94,18 @@ func (o *Options) checkVersion() error {
 	return fmt.Errorf("--version %q: want 0.3 or 1.0", o.Version)
 }
 
+// printf and errorf print for a person: every string argument is
+// sanitized (shown), since most of them come from the server.
 func (o *Options) printf(format string, args ...any) {
-	fmt.Fprintf(o.Out, format, args...)
+	fmt.Fprintf(o.Out, format, shown(args)...)
 }
 
 func (o *Options) errorf(format string, args ...any) {
-	fmt.Fprintf(o.Err, format, args...)
+	fmt.Fprintf(o.Err, format, shown(args)...)
+}
+
+// raw prints a document or frame as the server sent it, and a newline:
+// the --json output, byte for byte.
+func (o *Options) raw(b []byte) {
+	o.Out.Write(append(b[:len(b):len(b)], '\n'))
 }

@@ -48,17 +48,20 @@ func partsText(parts a2a.ContentParts) string {
 		case a2a.Raw:
 			b = append(b, fmt.Sprintf("[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(c)))
 		case a2a.URL:
-			b = append(b, fmt.Sprintf("[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), string(c)))
+			b = append(b, fmt.Sprintf("[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), sanitize(string(c), false)))
 		}
 	}
 	return strings.Join(b, "\n")
 }
 
+// orDash is a one-line field of a part (a file's name or type): it
+// ends up inside multi-line text, where a newline would start a line of
+// the server's choosing.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return sanitize(s, false)
 }
 
 // messageText is a status message's text, or "".
@@ -76,14 +79,14 @@ func printEvent(o *Options, ev a2a.Event) {
 	case *a2a.Task:
 		o.printf("task %s (context %s): %s%s\n", e.ID, e.ContextID, stateName(e.Status.State), suffix(messageText(e.Status.Message)))
 		for _, a := range e.Artifacts {
-			o.printf("artifact %s: %s\n", artifactName(a), partsText(a.Parts))
+			o.printf("artifact %s: %s\n", artifactName(a), text(partsText(a.Parts)))
 		}
 	case *a2a.TaskStatusUpdateEvent:
 		o.printf("status: %s%s\n", stateName(e.Status.State), suffix(messageText(e.Status.Message)))
 	case *a2a.TaskArtifactUpdateEvent:
-		o.printf("artifact %s: %s\n", artifactName(e.Artifact), partsText(e.Artifact.Parts))
+		o.printf("artifact %s: %s\n", artifactName(e.Artifact), text(partsText(e.Artifact.Parts)))
 	case *a2a.Message:
-		o.printf("agent: %s\n", partsText(e.Parts))
+		o.printf("agent: %s\n", text(partsText(e.Parts)))
 	}
 }
 
@@ -97,9 +100,11 @@ func artifactName(a *a2a.Artifact) string {
 	return string(a.ID)
 }
 
-func suffix(s string) string {
+// suffix is ": " and a status message's text (multi-line agent text),
+// or nothing.
+func suffix(s string) text {
 	if s == "" {
 		return ""
 	}
-	return ": " + s
+	return text(": " + s)
 }

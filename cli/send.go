@@ -109,17 +109,17 @@ func Send(ctx context.Context, o *Options, given, text string, so SendOptions) i
 func printResult(o *Options, res a2a.SendMessageResult) {
 	switch e := res.(type) {
 	case *a2a.Message:
-		o.printf("%s\n", partsText(e.Parts))
+		o.printf("%s\n", text(partsText(e.Parts)))
 	case *a2a.Task:
 		for _, a := range e.Artifacts {
 			if len(e.Artifacts) > 1 {
 				o.printf("[%s]\n", artifactName(a))
 			}
-			o.printf("%s\n", partsText(a.Parts))
+			o.printf("%s\n", text(partsText(a.Parts)))
 		}
 		if e.Status.State != a2a.TaskStateCompleted {
 			if t := messageText(e.Status.Message); t != "" {
-				o.printf("%s\n", t)
+				o.printf("%s\n", text(t))
 			}
 		}
 	}
@@ -127,8 +127,13 @@ func printResult(o *Options, res a2a.SendMessageResult) {
 
 // callFailed prints why a call failed, with the exact code the server
 // sent when its answer was an A2A error (read from the frame: a2a-go
-// keeps the kind of error, not the code), and is ExitFailed.
+// keeps the kind of error, not the code), or the bound an answer
+// outgrew (a2a-go wraps it in words of its own), and is ExitFailed.
 func callFailed(o *Options, w *wire, err error) int {
+	if over := w.bound(); over != nil {
+		o.errorf("error: %v\n", over)
+		return ExitFailed
+	}
 	if code, msg, ok := wireError(w.last()); ok {
 		o.errorf("error %s: %s\n", code, msg)
 		return ExitFailed

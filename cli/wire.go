@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
 // maxFrame bounds the bytes of one response frame kept for printing or
@@ -13,8 +18,33 @@ import (
 // client but not kept (its --json line is cut and marked).
 const maxFrame = 8 << 20
 
-// wire is the round tripper under a2a-go's client: it adds the
-// command's headers to every request and watches what comes back — the
+// The bounds on what the commands read of a server's answers, as the
+// module bounds what it reads of an agent's: an endless answer is an
+// error, not a process that grows until the machine gives out. They are
+// variables only so that a test can lower them and stay quick.
+var (
+	// maxAnswer bounds one answer that is not a stream, and each event
+	// of a stream (its raw lines): a task holding the module's largest
+	// output (16 MiB) and history (8 MiB) fits, JSON-escaped.
+	maxAnswer = 32 << 20
+	// maxStream bounds the whole of one stream.
+	maxStream = 128 << 20
+)
+
+// tooLarge is the error of an answer past one of the bounds. The body
+// ends in it where the bound is, so a2a-go reads no further, and
+// callFailed prints it.
+type tooLarge struct {
+	what  string
+	bound int
+}
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("%s is over %d MiB, the bound of the caddy a2a commands: reading stopped", e.what, e.bound>>20)
+}
+
+// wire is the round tripper under a2a-go's client: it watches what
+// comes back — the
 // status and media type of the last answer (a card check tells an A2A
 // server from a page that is not one) and each response frame (a whole
 // body, or one SSE event's data) as it is read, before a2a-go decodes
@@ -29,6 +59,7 @@ type wire struct {
 	status    int
 	mediaType string
 	lastFrame []byte
+	over      error // a *tooLarge, once the answer outgrew its bound
 }
 
 func newWire(o *Options) *wire {
@@ -40,19 +71,57 @@ func newWire(o *Options) *wire {
 }
 
 // client is an http.Client over w; streams are bounded by the command's
-// context, not by a client timeout.
-func (w *wire) client() *http.Client { return &http.Client{Transport: w} }
+// context, not by a client timeout. The command's headers are on each
+// request it is given (getCard, credentials), not added here, so that
+// a redirect is followed by the client's rules and checkRedirect's.
+func (w *wire) client() *http.Client {
+	return &http.Client{Transport: w, CheckRedirect: w.checkRedirect}
+}
+
+// checkRedirect follows a redirect (at most 10, as net/http does) with
+// none of the command's headers when it leaves the first request's
+// origin. net/http alone drops only Authorization, Cookie and their
+// kin, and only for another host name: an API key in -H, or a port
+// of the same host, would still get the credentials.
+func (w *wire) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL.String()) != origin(via[0].URL.String()) {
+		for k := range w.header {
+			req.Header.Del(k)
+		}
+	}
+	return nil
+}
+
+// setHeader puts the command's headers on a request it makes itself.
+func (w *wire) setHeader(req *http.Request) {
+	for k, vs := range w.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+}
+
+// credentials is the a2a-go interceptor that puts the command's headers
+// on every call: as service params, which a2a-go's HTTP transports set
+// on the request they hand the client.
+type credentials http.Header
+
+// Before implements a2aclient.CallInterceptor.
+func (c credentials) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	for k, vs := range c {
+		req.ServiceParams.Append(k, vs...)
+	}
+	return ctx, nil, nil
+}
+
+// After implements a2aclient.CallInterceptor.
+func (credentials) After(context.Context, *a2aclient.Response) error { return nil }
 
 // RoundTrip implements http.RoundTripper.
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(w.header) > 0 {
-		req = req.Clone(req.Context())
-		for k, vs := range w.header {
-			req.Header[k] = append([]string(nil), vs...)
-		}
-	}
 	w.mu.Lock()
-	w.status, w.mediaType, w.lastFrame = 0, "", nil
+	w.status, w.mediaType, w.lastFrame, w.over = 0, "", nil, nil
 	w.mu.Unlock()
 	resp, err := w.base.RoundTrip(req)
 	if err != nil {
@@ -80,6 +149,14 @@ func (w *wire) last() []byte {
 	return w.lastFrame
 }
 
+// bound is the error of the last answer when it outgrew a bound, or
+// nil.
+func (w *wire) bound() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.over
+}
+
 func (w *wire) frame(b []byte) {
 	w.mu.Lock()
 	w.lastFrame = b
@@ -93,13 +170,18 @@ func (w *wire) frame(b []byte) {
 // frames: for an SSE body the data of each event (its data lines joined
 // by newlines, at the blank line that ends it), otherwise the whole body
 // (at EOF or Close, whichever comes first). The stream's end also ends an
-// SSE event, as it does for a2a-go's reader.
+// SSE event, as it does for a2a-go's reader. It holds the body to
+// maxAnswer, or an SSE body to maxStream and each event to maxAnswer:
+// past a bound it reads as ending there, with a *tooLarge.
 type frameReader struct {
 	rc   io.ReadCloser
 	w    *wire
 	sse  bool
 	done bool
+	err  error // the bound's error, once past it
 
+	total    int    // bytes read
+	event    int    // bytes of the SSE event being read
 	line     []byte // the SSE line being read
 	data     []byte // the SSE event's data so far
 	body     []byte // a plain body so far
@@ -108,11 +190,32 @@ type frameReader struct {
 }
 
 func (f *frameReader) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
 	n, err := f.rc.Read(p)
+	b := p[:n]
+	bound, what := maxAnswer, "the server's answer"
 	if f.sse {
-		f.scan(p[:n])
+		bound, what = maxStream, "the server's stream"
+	}
+	if f.total+len(b) > bound {
+		b, f.err = b[:bound-f.total], &tooLarge{what, bound}
+	}
+	f.total += len(b)
+	if f.sse {
+		if k := f.scan(b); k < len(b) {
+			b, f.err = b[:k], &tooLarge{"an event of the server's stream", maxAnswer}
+		}
 	} else {
-		f.keep(&f.body, p[:n], &f.over)
+		f.keep(&f.body, b, &f.over)
+	}
+	if f.err != nil {
+		f.done = true // what was cut is no frame
+		f.w.mu.Lock()
+		f.w.over = f.err
+		f.w.mu.Unlock()
+		return len(b), f.err
 	}
 	if err == io.EOF {
 		f.finish()
@@ -125,28 +228,47 @@ func (f *frameReader) Close() error {
 	return f.rc.Close()
 }
 
-// keep appends b to dst unless that outgrows maxFrame: then over is set
-// and the rest is dropped, not spliced on.
+// keep appends b to dst up to maxFrame: past it, over is set and the
+// rest is dropped, nothing later spliced on. What fits is kept, so a
+// long line still shows what it is (its "data:").
 func (f *frameReader) keep(dst *[]byte, b []byte, over *bool) {
-	if *over || len(*dst)+len(b) > maxFrame {
-		*over = true
+	if *over {
 		return
+	}
+	if room := maxFrame - len(*dst); len(b) > room {
+		b, *over = b[:room], true
 	}
 	*dst = append(*dst, b...)
 }
 
-func (f *frameReader) scan(b []byte) {
+// scan reads b's SSE lines; it is how many bytes of b fit the event's
+// bound (len(b) when all do; what is past it is not read).
+func (f *frameReader) scan(b []byte) int {
+	used := 0
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
+		seg := i + 1
+		if i < 0 {
+			seg = len(b)
+		}
+		if f.event+seg > maxAnswer {
+			return used + maxAnswer - f.event
+		}
+		f.event, used = f.event+seg, used+seg
 		if i < 0 {
 			f.keep(&f.line, b, &f.lineOver)
-			return
+			return used
 		}
 		f.keep(&f.line, b[:i], &f.lineOver)
 		b = b[i+1:]
-		f.sseLine(bytes.TrimSuffix(f.line, []byte("\r")))
+		l := bytes.TrimSuffix(f.line, []byte("\r"))
+		if len(l) == 0 {
+			f.event = 0
+		}
+		f.sseLine(l)
 		f.line, f.lineOver = f.line[:0], false
 	}
+	return used
 }
 
 func (f *frameReader) sseLine(l []byte) {
