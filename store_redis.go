@@ -63,8 +63,12 @@ type RedisStore struct {
 	// prefix are in one slot, so one prefix lives on one shard; several
 	// prefixes spread.
 	Cluster bool `json:"cluster,omitempty"`
-	// Share names the sharing scope for mounts of one config (see the
-	// memory store's); without it the scope is the key prefix.
+	// Share names the sharing scope (see the memory store's): mounts and
+	// replicas with the same URL, key_prefix and share share their tasks,
+	// others never do, on one server and prefix too, since the share is
+	// part of every key and channel. Without it the scope is the key
+	// prefix, and the keys are the prefix's alone (those of a store made
+	// before shares).
 	Share string `json:"share,omitempty"`
 
 	url     string
@@ -101,6 +105,7 @@ func (m *RedisStore) Provision(ctx caddy.Context) error {
 		st, err := redisstore.New(redisstore.Options{
 			URL:              m.url,
 			KeyPrefix:        m.KeyPrefix,
+			Share:            m.Share,
 			TTL:              time.Duration(m.TTL),
 			IdleTTL:          time.Duration(m.IdleTTL),
 			MaxEventsPerTask: env.MaxEventsPerTask,

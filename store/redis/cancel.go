@@ -15,7 +15,7 @@ func (s *Store) SignalCancel(ctx context.Context, id string) error {
 		return err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	n, err := s.cancel.Exec(c, s.cli(), keys[:1], []string{s.sub.cancelChannel(id)}).AsInt64()
 	if err != nil {
 		return s.fail(ctx, err)
@@ -51,7 +51,7 @@ func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	c, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	cl := s.cli()
-	r, err := cl.Do(c, cl.B().Hmget().Key(taskKeys(s.opts.KeyPrefix, id)[0]).Field("o", "x").Build()).ToArray()
+	r, err := cl.Do(c, cl.B().Hmget().Key(taskKeys(s.base, id)[0]).Field("o", "x").Build()).ToArray()
 	switch {
 	case err == nil && len(r) == 2 && r[0].IsNil():
 		s.sub.releaseCancel(id, w)

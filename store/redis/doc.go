@@ -5,10 +5,16 @@
 //
 // # Keys
 //
-// Every key of a prefix is under the hash tag {<prefix>}, so that all of
+// A store's sharing scope is its prefix and its share (Options.Share):
+// below, <prefix> stands for the prefix alone when there is no share
+// (the keys of stores made before shares), and for <prefix>{<share>}
+// when there is, in every key, channel and secret. A prefix holds no
+// brace, so no two scopes' keys meet on one server (keys.go, scopeBase).
+//
+// Every key of a scope is under the hash tag {<prefix>}, so that all of
 // them share one Redis Cluster slot and one script writes a task, its
 // owner's index and its lease together, on a Cluster (Options.Cluster) as
-// on one server; one prefix lives on one shard. Task <id>:
+// on one server; one scope lives on one shard. Task <id>:
 //
 //	{<prefix>}t:<id>:h  hash: o owner, v version, s snapshot (codec.go),
 //	                    st state, ix the task's owner index member, n
@@ -28,8 +34,10 @@
 //	{<prefix>}o:<owner>:dl  sorted set of the same members scored by the
 //	                        time (ms) their task expires
 //
-// and the prefix has {<prefix>}runs (the leases, lease.go) and
-// {<prefix>}secret:<name> (Secret).
+// and the prefix has {<prefix>}runs (the leases, lease.go; an orphan
+// pass claims a lapsed one by moving its score, so a claimant whose write
+// fails loses nothing), {<prefix>}secret:<name> (Secret) and
+// {<prefix>}handoff:<kind> (handoff.go).
 //
 // List walks the index from the top (newest status timestamp first, ties
 // by id descending), filtering on the state and context in the members,

@@ -42,7 +42,7 @@ func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.
 		return nil, err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	args := []string{start}
 	if count > 0 {
 		args = append(args, strconv.Itoa(count))

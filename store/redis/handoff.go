@@ -13,7 +13,7 @@ import (
 
 var _ store.Handoffs = (*Store)(nil)
 
-func (s *Store) handoffKey(kind string) string { return tag(s.opts.KeyPrefix) + "handoff:" + kind }
+func (s *Store) handoffKey(kind string) string { return tag(s.base) + "handoff:" + kind }
 
 // PutHandoffs implements store.Handoffs.
 func (s *Store) PutHandoffs(ctx context.Context, kind string, items [][]byte) error {

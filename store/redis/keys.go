@@ -14,6 +14,20 @@ import (
 // prefixes.
 func tag(prefix string) string { return "{" + prefix + "}" }
 
+// scopeBase is what the keys and channels of a sharing scope start with,
+// where the scripts and tag take a prefix: the prefix alone without a
+// share (the keys of stores made before shares), else <prefix>{<share>}.
+// Its keys, {<prefix>{<share>}}t:<id>:h and so on, hash on
+// <prefix>{<share>, which holds a brace that no prefix does (New refuses
+// one): no share's keys or channels are another prefix's or share's, and
+// each share has one Cluster slot of its own.
+func scopeBase(prefix, share string) string {
+	if share == "" {
+		return prefix
+	}
+	return prefix + "{" + share + "}"
+}
+
 // taskKeys are the keys of task id: its hash (the record and its
 // events, luaWrite), push configs and delivery claims.
 func taskKeys(prefix, id string) [3]string {

@@ -35,7 +35,7 @@ type leases struct {
 	ids map[string]uint64
 }
 
-func (s *Store) runsKey() string { return tag(s.opts.KeyPrefix) + "runs" }
+func (s *Store) runsKey() string { return tag(s.base) + "runs" }
 
 // noteState keeps this process's set of running tasks in step with the
 // state it wrote: the write itself took or dropped the lease in Redis
@@ -143,7 +143,7 @@ func (s *Store) Orphans(ctx context.Context) ([]store.Orphan, error) {
 	}
 	defer cancel()
 	now := time.Now().UnixMilli()
-	args := []string{strconv.FormatInt(now, 10), strconv.FormatInt(s.lapse(), 10), s.opts.KeyPrefix, strconv.Itoa(maxOrphans)}
+	args := []string{strconv.FormatInt(now, 10), strconv.FormatInt(s.lapse(), 10), s.base, strconv.Itoa(maxOrphans)}
 	r, err := s.orphans.Exec(c, s.cli(), []string{s.runsKey()}, args).AsStrSlice()
 	if err != nil {
 		return nil, s.fail(ctx, err)

@@ -77,7 +77,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 		return nil, err
 	}
 	defer cancel()
-	ok := ownerKeys(s.opts.KeyPrefix, owner)
+	ok := ownerKeys(s.base, owner)
 	r, err := s.list.Exec(c, s.cli(), ok[:], []string{lo, hi, q.ContextID, strconv.Itoa(int(q.Status)), strconv.Itoa(size)}).ToArray()
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -105,7 +105,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 			return nil, errCorrupt
 		}
 		ids[i] = m[16:end]
-		cmds[i] = cl.B().Hget().Key(taskKeys(s.opts.KeyPrefix, ids[i])[0]).Field("s").Build()
+		cmds[i] = cl.B().Hget().Key(taskKeys(s.base, ids[i])[0]).Field("s").Build()
 	}
 	for i, res := range cl.DoMulti(c, cmds...) {
 		snap, err := res.ToString()

@@ -21,7 +21,7 @@ func (s *Store) PutPushConfig(ctx context.Context, owner, id string, cfg store.P
 		return err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	word, err := s.putPush.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner, cfg.ID, string(cfg.Data), strconv.Itoa(max)}).ToString()
 	if err != nil {
 		return s.fail(ctx, err)
@@ -44,7 +44,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string) ([]store.Push
 		return nil, err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	m, err := s.pushCfgs.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner}).AsStrMap()
 	if isNil(err) {
 		return nil, store.ErrNotFound
@@ -80,7 +80,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, owner, id, configID string
 		return err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	word, err := s.delPush.Exec(c, s.cli(), []string{keys[0], keys[1]}, []string{owner, configID}).ToString()
 	if err != nil {
 		return s.fail(ctx, err)
@@ -100,7 +100,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, id, key string) (bool, error)
 		return false, err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	n, err := s.claim.Exec(c, s.cli(), []string{keys[0], keys[2]}, []string{key}).AsInt64()
 	if err != nil {
 		return false, s.fail(ctx, err)

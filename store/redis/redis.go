@@ -35,8 +35,14 @@ type Options struct {
 	// password never appears in an error the store returns.
 	URL string
 	// KeyPrefix starts every key and channel (default "a2a:"): stores
-	// with the same URL and prefix share their tasks, others do not.
+	// with the same URL, prefix and Share share their tasks, others do
+	// not.
 	KeyPrefix string
+	// Share names a sharing scope within the prefix: it follows the
+	// prefix in every key, channel and secret (as {<prefix>{<share>}),
+	// so that two shares on one server and prefix never meet. Empty: the
+	// keys are the prefix's alone, as they were before shares.
+	Share string
 	// TTL is how long a finished task is kept after its last update
 	// (default 1h; negative: forever).
 	TTL time.Duration
@@ -77,6 +83,8 @@ type Options struct {
 // Store is the Redis store.Store. Create one with New and Close it.
 type Store struct {
 	opts Options
+	// base starts every key and channel of the store's scope (scopeBase).
+	base string
 	// client is the client (cli): for a Cluster not reachable when the
 	// store was made, a stand-in until connectCluster replaces it.
 	client atomic.Pointer[rueidis.Client]
@@ -145,6 +153,9 @@ func New(opts Options) (*Store, error) {
 		// The prefix is the keys' hash tag (keys.go).
 		return nil, errors.New("redisstore: the key prefix must not hold { or }")
 	}
+	if strings.ContainsAny(opts.Share, "{}") {
+		return nil, errors.New("redisstore: the share name must not hold { or }")
+	}
 	redacted, err := CheckURL(opts.URL, opts.Cluster)
 	if err != nil {
 		return nil, err
@@ -195,6 +206,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts:     opts,
+		base:     scopeBase(opts.KeyPrefix, opts.Share),
 		redacted: redacted,
 		write:    rueidis.NewLuaScript(luaWrite),
 		events:   rueidis.NewLuaScriptReadOnly(luaEvents),

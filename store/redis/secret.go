@@ -19,7 +19,7 @@ func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, erro
 		return nil, err
 	}
 	defer cancel()
-	key := tag(s.opts.KeyPrefix) + "secret:" + name
+	key := tag(s.base) + "secret:" + name
 	fresh := make([]byte, size)
 	_, _ = rand.Read(fresh) // crypto/rand.Read never fails (Go 1.24+)
 	cl := s.cli()

@@ -90,15 +90,15 @@ func (b *subscriber) init(s *Store) {
 	b.up = make(chan struct{})
 }
 
-func (b *subscriber) eventChannel(id string) string  { return b.s.opts.KeyPrefix + "e:" + id }
-func (b *subscriber) cancelChannel(id string) string { return b.s.opts.KeyPrefix + "c:" + id }
+func (b *subscriber) eventChannel(id string) string  { return b.s.base + "e:" + id }
+func (b *subscriber) cancelChannel(id string) string { return b.s.base + "c:" + id }
 
 // cancelPattern matches every cancel channel of the prefix. Glob
 // characters in the prefix are escaped, so that only its own channels
 // match.
 func (b *subscriber) cancelPattern() string {
 	var p strings.Builder
-	for _, r := range b.s.opts.KeyPrefix + "c:" {
+	for _, r := range b.s.base + "c:" {
 		if strings.ContainsRune(`*?[]\`, r) {
 			p.WriteByte('\\')
 		}
@@ -191,7 +191,7 @@ func (b *subscriber) recover() {
 	cl := b.s.cli()
 	cmds := make(rueidis.Commands, len(ids))
 	for i, id := range ids {
-		cmds[i] = cl.B().Hget().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Field("x").Build()
+		cmds[i] = cl.B().Hget().Key(taskKeys(b.s.base, id)[0]).Field("x").Build()
 	}
 	for i, r := range cl.DoMulti(ctx, cmds...) {
 		if v, err := r.ToString(); err == nil && v == "1" {
@@ -203,7 +203,7 @@ func (b *subscriber) recover() {
 // onMessage runs on the connection's reader: it closes channels and keeps
 // what a write's message carries (heard), nothing that waits.
 func (b *subscriber) onMessage(m rueidis.PubSubMessage) {
-	rest, ok := strings.CutPrefix(m.Channel, b.s.opts.KeyPrefix)
+	rest, ok := strings.CutPrefix(m.Channel, b.s.base)
 	if !ok {
 		return
 	}
@@ -448,7 +448,7 @@ func (b *subscriber) dropGoneWatches() {
 	cl := b.s.cli()
 	cmds := make(rueidis.Commands, len(ids))
 	for i, id := range ids {
-		cmds[i] = cl.B().Exists().Key(taskKeys(b.s.opts.KeyPrefix, id)[0]).Build()
+		cmds[i] = cl.B().Exists().Key(taskKeys(b.s.base, id)[0]).Build()
 	}
 	for i, r := range cl.DoMulti(ctx, cmds...) {
 		if n, err := r.AsInt64(); err == nil && n == 0 {

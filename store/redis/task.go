@@ -69,7 +69,7 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[7] = strconv.FormatInt(s.ttlMillis(st.Terminal(), st.Interrupted()), 10)
 	args[8] = strconv.Itoa(s.opts.MaxEventsPerTask)
 	args[9] = strconv.Itoa(maxOwn)
-	args[10] = s.opts.KeyPrefix
+	args[10] = s.base
 	args[11] = t.ID
 	args[12] = strconv.FormatInt(s.lapse(), 10)
 	for i := range events {
@@ -102,7 +102,7 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string, buf *[]b
 		return 0, "", err
 	}
 	defer cancel()
-	tk := taskKeys(s.opts.KeyPrefix, id)
+	tk := taskKeys(s.base, id)
 	keys := []string{tk[0], tk[1], tk[2], s.runsKey()}
 	r, err := s.write.Exec(c, s.cli(), keys, args).ToArray()
 	if err != nil {
@@ -187,7 +187,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 		return nil, err
 	}
 	defer cancel()
-	keys := taskKeys(s.opts.KeyPrefix, id)
+	keys := taskKeys(s.base, id)
 	cl := s.cli()
 	r, err := cl.Do(c, cl.B().Hmget().Key(keys[0]).Field("o", "v", "s", "n").Build()).ToArray()
 	if err != nil {
