@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -153,6 +154,30 @@ status: completed
 	r = runCLI(t, func(o *cli.Options) { o.Version = "1.0"; o.JSON = true }, send(base, "hi", cli.SendOptions{}))
 	if r.code != 0 || !strings.HasPrefix(r.out, `{"jsonrpc":"2.0","id":`) || !strings.Contains(r.out, `"state":"TASK_STATE_COMPLETED"`) {
 		t.Fatalf("exit %d, frame:\n%s", r.code, r.out)
+	}
+}
+
+// TestCLIHostileAgent: an honest endpoint passes on what its agent says,
+// control sequences included (they are text to A2A); the command shows
+// them escaped, lines and tabs kept, in every form it prints, and --json
+// keeps them as the server sent them.
+func TestCLIHostileAgent(t *testing.T) {
+	a := newAgent(t, func(w http.ResponseWriter, _ *http.Request, c agentCall) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[HProblems:     none\r\n\tline 2\u202e\u009b\x1b]8;;https://evil.example\x1b\\docs")
+	})
+	load(t, minimal(), map[string]any{"Agent": a.URL()})
+	shown := `\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[HProblems:     none` + "\n\tline 2" + `\u202e\u009b\x1b]8;;https://evil.example\x1b\docs`
+	for _, v := range []string{"0.3", "1.0"} {
+		runCLI(t, version(v), send(base, "hi", cli.SendOptions{})).want(t, 0, shown+"\n", "")
+		r := runCLI(t, version(v), send(base, "hi", cli.SendOptions{Stream: true}))
+		if r.code != 0 || !strings.Contains(r.out, "\nartifact ") || !strings.Contains(r.out, ": "+shown+"\n") || strings.ContainsAny(r.out, "\x1b\x07\r\u202e\u009b") {
+			t.Errorf("%s, streamed: exit %d, stdout:\n%s", v, r.code, r.out)
+		}
+	}
+	r := runCLI(t, func(o *cli.Options) { o.Version = "1.0"; o.JSON = true }, send(base, "hi", cli.SendOptions{}))
+	if r.code != 0 || !strings.Contains(r.out, `"text":"\u001b]52;c;ZXZpbA==\u0007\u001b[2J\u001b[HProblems:     none\r\n\tline 2`+"\u202e\u009b"+`\u001b]8;;https://evil.example\u001b\\docs"`) {
+		t.Errorf("--json: exit %d, stdout:\n%s", r.code, r.out)
 	}
 }
 
