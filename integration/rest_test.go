@@ -152,6 +152,10 @@ func TestRESTEquivalence(t *testing.T) {
 	if h0.ok(t, nil); !bytes.Equal(h0.Body, r0.Result) || bytes.Contains(h0.Body, []byte(`"history"`)) {
 		t.Fatalf("historyLength=0:\nREST %s\nRPC  %s", h0.Body, r0.Result)
 	}
+	s0 := restDo(t, "GET", restURL+"/tasks/"+task.ID+"?history_length=0", "", dave)
+	if s0.ok(t, nil); !bytes.Equal(s0.Body, h0.Body) {
+		t.Fatalf("history_length=0: %s, want %s", s0.Body, h0.Body)
+	}
 
 	// A task made over JSON-RPC is the caller's over HTTP+JSON too, and
 	// no one else's.
@@ -208,7 +212,9 @@ func TestRESTEquivalence(t *testing.T) {
 	}
 	badState := restDo(t, "GET", restURL+"/tasks?status=DONE", "", dave).fails(t, 400, "INVALID_ARGUMENT")
 	sameError(t, badState, call(t, rpcURL, "1.0", "ListTasks", map[string]any{"status": "DONE"}, dave).fails(t, -32602))
-	restDo(t, "GET", restURL+"/tasks?page_size=3", "", dave).fails(t, 400, "INVALID_ARGUMENT")
+	// A name that is neither spelling (A2A's camelCase, the proto's
+	// snake_case) is refused.
+	restDo(t, "GET", restURL+"/tasks?pagesize=3", "", dave).fails(t, 400, "INVALID_ARGUMENT")
 	noParts := `{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[]}}`
 	sameError(t, restDo(t, "POST", restURL+"/message:send", noParts, dave).fails(t, 400, "INVALID_ARGUMENT"),
 		post(t, rpcURL, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":`+noParts+`}`, dave).fails(t, -32602))
@@ -523,6 +529,12 @@ http://:9081 {
 	got.ok(t, nil)
 	if !strings.HasPrefix(string(got.Body), `{"id":"`+task.ID+`"`) || strings.Contains(string(got.Body), `"kind"`) || strings.Contains(string(got.Body), `"history"`) {
 		t.Fatalf("0.3 get: %s", got.Body)
+	}
+	// The proto's field name reads the same (gRPC-to-HTTP transcoding's
+	// spelling, which the official kit's 0.3 client sends).
+	snake := restDo(t, "GET", v1+"/tasks/"+task.ID+"?history_length=0", "")
+	if snake.ok(t, nil); !bytes.Equal(snake.Body, got.Body) {
+		t.Fatalf("0.3 get with history_length: %s, want %s", snake.Body, got.Body)
 	}
 	// The same task over JSON-RPC 0.3: the same id, state and text.
 	var rpcTask wireTask

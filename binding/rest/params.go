@@ -25,21 +25,32 @@ type queryParam struct {
 }
 
 // getTaskQuery and listTasksQuery are the query parameters of GetTask and
-// ListTasks (camelCase, as A2A 1.0 §11 names them; a2a-go's REST client
-// sends lastUpdatedAfter for statusTimestampAfter).
+// ListTasks: camelCase, as A2A 1.0 §11 names them, and the proto's field
+// names (snake_case), which gRPC-to-HTTP transcoding accepts as well and
+// clients built on it send (the official conformance kit's 0.3 client
+// sends history_length); a2a-go's REST client sends lastUpdatedAfter for
+// statusTimestampAfter. Both spellings of one member given together are
+// that member given twice.
 var (
 	getTaskQuery = map[string]queryParam{
-		"historyLength": {member: "historyLength"},
+		"historyLength":  {member: "historyLength"},
+		"history_length": {member: "historyLength"},
 	}
 	listTasksQuery = map[string]queryParam{
-		"contextId":            {member: "contextId"},
-		"status":               {member: "status"},
-		"pageSize":             {member: "pageSize"},
-		"pageToken":            {member: "pageToken"},
-		"historyLength":        {member: "historyLength"},
-		"statusTimestampAfter": {member: "statusTimestampAfter"},
-		"lastUpdatedAfter":     {member: "statusTimestampAfter"},
-		"includeArtifacts":     {member: "includeArtifacts", isBool: true},
+		"contextId":              {member: "contextId"},
+		"context_id":             {member: "contextId"},
+		"status":                 {member: "status"},
+		"pageSize":               {member: "pageSize"},
+		"page_size":              {member: "pageSize"},
+		"pageToken":              {member: "pageToken"},
+		"page_token":             {member: "pageToken"},
+		"historyLength":          {member: "historyLength"},
+		"history_length":         {member: "historyLength"},
+		"statusTimestampAfter":   {member: "statusTimestampAfter"},
+		"status_timestamp_after": {member: "statusTimestampAfter"},
+		"lastUpdatedAfter":       {member: "statusTimestampAfter"},
+		"includeArtifacts":       {member: "includeArtifacts", isBool: true},
+		"include_artifacts":      {member: "includeArtifacts", isBool: true},
 	}
 )
 
