@@ -105,8 +105,8 @@ type Backend struct {
 	mount atomic.Pointer[string]
 	// contextKey keys the context ids the agent sees (handler
 	// Options.ContextKey): it lives as long as the tasks whose contexts
-	// it names. A shared store's is fetched from it when first needed
-	// (contextKeyFunc), nil until then.
+	// it names. A shared store's is asked of it by every send
+	// (contextKeyFunc; the store keeps it), nil here.
 	contextKey     []byte
 	contextKeyFunc func(context.Context) ([]byte, error)
 	// push is the dispatcher of the push notifications of its tasks.
@@ -129,9 +129,10 @@ func NewBackend(st store.Store) *Backend {
 // NewSharedBackend is NewBackend for a store shared by several processes
 // (store.Secrets): the context key is the store's, the same in every
 // process, so that a task continued on another replica keeps its context
-// at the agent. It is read from the store when a send first needs it, not
-// here: Caddy starts while the store's server is down, and only the
-// sends made before it is back fail.
+// at the agent. It is asked of the store by every send, not read here:
+// Caddy starts while the store's server is down, and only the sends made
+// before it is back fail; and a store that lost the key (Redis restarted
+// without persistence) gives the one its processes agreed on since.
 func NewSharedBackend(st store.Secrets) (*Backend, error) {
 	s, ok := st.(store.Store)
 	if !ok {

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -33,25 +34,54 @@ func NewContextKey() []byte {
 
 // needKey makes sure the context key is known before a send writes
 // anything: a key the store could not give yet fails the send with
-// -32603, as a store that cannot be written would.
+// -32603, as a store that cannot be written would. A store's key is
+// asked for at every send (the store keeps it: no round trip), since a
+// shared store can lose it and agree on another (rekey).
 func (e *Service) needKey(ctx context.Context) *protocol.Error {
-	if e.key.Load() != nil {
+	if e.opts.ContextKey != nil {
 		return nil
 	}
-	e.keyMu.Lock()
-	defer e.keyMu.Unlock()
-	if e.key.Load() != nil {
-		return nil
+	k, err := e.storeKey(ctx)
+	if err != nil {
+		return internalError(e.log, "get the context key", err)
 	}
+	e.useKey(k)
+	return nil
+}
+
+// storeKey is the store's context key now (Options.ContextKeyFunc).
+func (e *Service) storeKey(ctx context.Context) ([]byte, error) {
 	k, err := e.opts.ContextKeyFunc(ctx)
 	if err == nil && len(k) != ContextKeySize {
 		err = fmt.Errorf("handler: context key of %d bytes, want %d", len(k), ContextKeySize)
 	}
-	if err != nil {
-		return internalError(e.log, "get the context key", err)
+	return k, err
+}
+
+// useKey makes k the key new runs derive under, if it is not already.
+func (e *Service) useKey(k []byte) {
+	if cur := e.key.Load(); cur == nil || !bytes.Equal(*cur, k) {
+		e.key.Store(&k)
 	}
-	e.key.Store(&k)
-	return nil
+}
+
+// rekey re-derives the agent context id of ru, whose turn its send has
+// just written, if the store's context key is no longer the one the id
+// was derived under: the write found another key in the store (the
+// store's server lost the key, and another replica made one anew first)
+// and the store took it. So one caller context reaches the agent under
+// one id, whichever replica takes each turn.
+func (e *Service) rekey(ctx context.Context, ru *run) {
+	if e.opts.ContextKey != nil {
+		return
+	}
+	k, err := e.storeKey(ctx)
+	if err != nil || bytes.Equal(k, ru.ctxKey) {
+		return
+	}
+	e.useKey(k)
+	ru.ctxKey = k
+	ru.req.ContextID = contextIDUnder(k, ru.owner, ru.task.ContextID)
 }
 
 // contextScratch is how much of a derivation's input fits the stack.
@@ -67,7 +97,11 @@ const contextScratch = 256
 // (BenchmarkSendMessageBlocking); sha256.Sum256 over a stack buffer makes
 // none but the id's string.
 func (e *Service) agentContextID(owner, contextID string) string {
-	key := *e.key.Load() // a send has made sure of it (needKey)
+	return contextIDUnder(*e.key.Load(), owner, contextID) // a send has made sure of it (needKey)
+}
+
+// contextIDUnder is agentContextID under key.
+func contextIDUnder(key []byte, owner, contextID string) string {
 	n := len(key) + 8 + len(owner) + len(contextID)
 	var scratch [contextScratch]byte
 	buf := scratch[:0]

@@ -56,11 +56,14 @@ type Options struct {
 	// so that an owner's context keeps its agent-side id. nil: the key
 	// ContextKeyFunc gives, else a random key of this service's own.
 	ContextKey []byte
-	// ContextKeyFunc fetches the context key the first time a send needs
-	// it, for a key that lives in a store other processes share: a store
-	// that cannot be reached when the service is made (Caddy starting
-	// while Redis is down) only fails the sends made before it can be.
-	// It is called until it succeeds; the service keeps that key.
+	// ContextKeyFunc gives the context key of a store other processes
+	// share: a store that cannot be reached when the service is made
+	// (Caddy starting while Redis is down) only fails the sends made
+	// before it can be. It is called by every send, before and after the
+	// write that starts its turn, so it must keep the key once known (no
+	// round trip): a store that can lose the key and agree on another
+	// with the other processes (store/redis) gives the agreed one, and
+	// the turn's context id follows it.
 	ContextKeyFunc func(ctx context.Context) ([]byte, error)
 	// Limits bound what one request may carry (parts per message, text
 	// and inline file sizes, metadata size); zero fields take the

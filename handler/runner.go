@@ -317,6 +317,8 @@ type run struct {
 	// upstreamRef is the agent's latest reference for the task
 	// (upstream.EventRef), written with each of the run's writes.
 	upstreamRef string
+	// ctxKey is the context key req.ContextID was derived under (rekey).
+	ctxKey []byte
 	// in reads the agent's events, holding them to runLimits.
 	in interpreter
 	// refused is set, before the run settles, when the agent refused the

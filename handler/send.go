@@ -173,6 +173,7 @@ func (e *Service) createTask(ctx context.Context, c Caller, p *protocol.SendPara
 		return started{}, storeError(c.log(e.log), "create task", s.task.ID, err)
 	}
 	s.run.version = v
+	e.rekey(ctx, s.run)
 	return s, nil
 }
 
@@ -244,6 +245,7 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 			return started{}, storeError(c.log(e.log), "continue task", id, err)
 		}
 		ru := e.newRun(c, &t, v, &msg, earlier, p)
+		e.rekey(ctx, ru)
 		ru.continues = true
 		return started{task: &t, lastEventID: last, events: []protocol.Event{ev}, run: ru}, nil
 	}
@@ -251,7 +253,9 @@ func (e *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 }
 
 func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protocol.Message, history []protocol.Message, p *protocol.SendParams) *run {
+	key := *e.key.Load() // a send has made sure of it (needKey)
 	return &run{
+		ctxKey:  key,
 		st:      e.opts.Store,
 		agent:   e.opts.Agent,
 		owner:   c.Owner,
@@ -265,7 +269,7 @@ func (e *Service) newRun(c Caller, t *protocol.Task, version uint64, msg *protoc
 		span:    c.Span,
 		req: upstream.RunRequest{
 			TaskID:     t.ID,
-			ContextID:  e.agentContextID(c.Owner, t.ContextID),
+			ContextID:  contextIDUnder(key, c.Owner, t.ContextID),
 			Message:    *msg,
 			History:    history,
 			User:       c.Owner,

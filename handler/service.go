@@ -3,7 +3,6 @@ package handler
 import (
 	"errors"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,10 +55,9 @@ type Service struct {
 	unloaded <-chan struct{}
 	// runLimits are the Options bounds every run of this service keeps.
 	runLimits runLimits
-	// key is the context key once known (Options.ContextKey, or what
-	// Options.ContextKeyFunc gave).
-	key   atomic.Pointer[[]byte]
-	keyMu sync.Mutex // one ContextKeyFunc call at a time
+	// key is the context key new runs derive under (Options.ContextKey,
+	// or what Options.ContextKeyFunc gave last).
+	key atomic.Pointer[[]byte]
 }
 
 // New checks o, fills its defaults and returns the service.

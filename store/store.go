@@ -202,6 +202,9 @@ type PushConfig struct {
 type Secrets interface {
 	// Secret returns the secret name of size random bytes, the same for
 	// every caller of every process with this store (made on first use).
+	// It is asked for at every send: once read, a store keeps it (no
+	// round trip), and a store whose server can lose it makes sure its
+	// processes agree on one again (store/redis: its turns' writes).
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 }
 

@@ -97,6 +97,7 @@ type Store struct {
 	closedCh chan struct{}
 	done     sync.WaitGroup
 	leases   leases
+	secrets  secrets
 	// pushHints holds the ids of the tasks whose last write here found
 	// push configs (PushHints).
 	pushHints sync.Map

@@ -52,8 +52,9 @@ end
 // 5 state, 6 timestamp (16 hex), 7 context id, 8 TTL in ms (0: none),
 // 9 max events, 10 max tasks per owner (0: none), 11 key prefix,
 // 12 task id, 13 when a lease taken now lapses (unix ms, the writer's
-// clock, as its renewals and every process's Orphans use), 14... the
-// encoded events.
+// clock, as its renewals and every process's Orphans use), 14 how many
+// secrets the writer holds (k), then k pairs of a secret's key and the
+// writer's value of it (secret.go), then the encoded events.
 //
 // The events live in the task hash, event k (from 1) in field "e<k>",
 // with n the count: one key per task, one HSET for the snapshot and the
@@ -73,7 +74,10 @@ end
 const luaWrite = luaCommon + `
 local mode, st, ttl = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[8])
 local maxev, maxown, prefix, id = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
-local nev = #ARGV - 13
+-- ev0: ARGV[ev0 + k] is event k.
+local nsec = tonumber(ARGV[14])
+local ev0 = 14 + 2 * nsec
+local nev = #ARGV - ev0
 -- The server's clock, read only by a write that needs it (an owner's
 -- index): each redis.call costs a script about as much as the command.
 local now
@@ -147,8 +151,8 @@ if nev > 0 then last = tostring(n + nev) end
 -- One HSET for the record and the events, in slices that stay well
 -- inside what unpack can pass.
 local f = {'o', owner, 'v', ver, 's', ARGV[4], 'st', st, 'ix', member, 'n', n + nev}
-for i = 14, #ARGV do
-  f[#f + 1] = 'e' .. (n + i - 13)
+for i = ev0 + 1, #ARGV do
+  f[#f + 1] = 'e' .. (n + i - ev0)
   f[#f + 1] = ARGV[i]
   size = size + #ARGV[i]
   if #f >= 2000 then
@@ -178,8 +182,25 @@ elseif prevTTL then
   if hasClaims then redis.call('PERSIST', KEYS[3]) end
 end
 local running = not terminal(st) and not interrupted(st)
+-- changed: the secrets whose stored value is not the writer's.
+local changed = {}
 if running and not wasRunning then
   redis.call('ZADD', KEYS[4], ARGV[13], id)
+  -- A turn starts: its agent call is given ids derived under the
+  -- writer's secrets, which must be the stored ones. One lost (a Redis
+  -- restarted without persistence, an eviction) is put back; one that
+  -- differs (another process made it anew first) is returned, for the
+  -- writer to take.
+  for j = 1, nsec do
+    local key, val = ARGV[13 + 2 * j], ARGV[14 + 2 * j]
+    local cur = redis.call('GET', key)
+    if not cur then
+      redis.call('SET', key, val)
+    elseif cur ~= val then
+      changed[#changed + 1] = key
+      changed[#changed + 1] = cur
+    end
+  end
 elseif wasRunning and not running then
   redis.call('ZREM', KEYS[4], id)
 end
@@ -192,7 +213,7 @@ if last ~= '' and not quiet then
   local msg = {prevLast, '\n', last, '\n'}
   if size <= 16384 then
     for k = 1, nev do
-      local ev = ARGV[13 + k]
+      local ev = ARGV[ev0 + k]
       msg[#msg + 1] = (n + k) .. '\n' .. #ev .. '\n'
       msg[#msg + 1] = ev
     end
@@ -200,8 +221,11 @@ if last ~= '' and not quiet then
   redis.call('PUBLISH', prefix .. 'e:' .. id, table.concat(msg))
 end
 -- Whether the task has push configs (or had: ps stays once put), so the
--- writer need not read them for a task that never had one (PushHints).
-return {'ok', ver, last, hasPush and 1 or 0}
+-- writer need not read them for a task that never had one (PushHints);
+-- then the secrets that changed, key and value.
+local out = {'ok', ver, last, hasPush and 1 or 0}
+for j = 1, #changed do out[#out + 1] = changed[j] end
+return out
 `
 
 // luaEvents reads a task's events after an event number, or nil if the

@@ -48,7 +48,8 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	if maxOwn < 0 {
 		maxOwn = 0
 	}
-	args := make([]string, 13, 13+len(events))
+	sec := s.secrets.writeArgs()
+	args := make([]string, 13, 13+len(sec)+len(events))
 	args[0] = mode
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
@@ -72,6 +73,7 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[10] = s.base
 	args[11] = t.ID
 	args[12] = strconv.FormatInt(s.lapse(), 10)
+	args = append(args, sec...)
 	for i := range events {
 		args = append(args, all[ends[i]:ends[i+1]])
 	}
@@ -125,8 +127,14 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string, buf *[]b
 	default:
 		return 0, "", errors.New("redisstore: unexpected script reply " + strconv.Quote(word))
 	}
-	if len(r) != 4 {
+	if len(r) < 4 {
 		return 0, "", errors.New("redisstore: short script reply")
+	}
+	// Secrets another process made anew while this one held the old.
+	for i := 4; i+1 < len(r); i += 2 {
+		key, _ := r[i].ToString()
+		v, _ := r[i+1].ToString()
+		s.secrets.adopt(key, []byte(v), false)
 	}
 	v, err := r[1].AsInt64()
 	if err != nil {
