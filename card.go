@@ -63,10 +63,15 @@ func orDefault(v, def []string) []string {
 // config sets in its place (skills and extensions as whole lists). The
 // interfaces are the mount's (the card server adds them), and so are the
 // capabilities: streaming as configured (the module streams whether the
-// agent does or not), no push notifications.
+// agent does or not), no push notifications. A signed card keeps none of
+// the agent's URLs: the mount's key vouches only for the URLs of its
+// config, not for what the agent's card says at its next refresh.
 func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, error) {
 	card := *agent
 	card.Interfaces = nil
+	if h.SignCard != nil {
+		card.DocumentationURL, card.IconURL, card.Provider = "", "", nil
+	}
 	card.PushNotifications = h.Push != nil
 	card.ExtendedCard = h.ExtendedCard != nil
 	card.Streaming = *h.Streaming

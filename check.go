@@ -32,10 +32,12 @@ func (h *Handler) checkParsed() error {
 	}
 	c.versions = nil
 	c.fillDefaults()
-	if strings.Contains(c.URL, "{") {
-		c.URL = ""
-	}
 	c.publicURL = c.URL
+	if strings.Contains(c.URL, "{") {
+		// Set, so that what needs a url (sign_card) has one; its value is
+		// Validate's to check.
+		c.publicURL = "https://url.invalid" + c.RPCPath
+	}
 	return c.check()
 }
 
@@ -128,7 +130,7 @@ func (h *Handler) check() error {
 	if err := h.checkSecurity(); err != nil {
 		return err
 	}
-	if err := h.SignCard.check(); err != nil {
+	if err := h.SignCard.check(h.URL != ""); err != nil {
 		return err
 	}
 	if h.Reply != ReplyTask && h.Reply != ReplyMessage && h.Reply != ReplyAuto {

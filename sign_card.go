@@ -55,14 +55,24 @@ func (s *SignCard) provision() error {
 	return nil
 }
 
-// check refuses a sign_card without a key and a jku that is not an
-// absolute URL.
-func (s *SignCard) check() error {
+// errSignCardURL refuses a signed card whose URLs would come from the
+// request: without url, the card's interface URLs (and the default jku)
+// are made of each request's Host, so anyone could have a validly signed
+// card name the host and port of their choice.
+var errSignCardURL = errors.New("sign_card: url is required: without it the card's URLs come from each request's Host header, a caller's choice, and the card would sign them; set url to the agent's public JSON-RPC URL")
+
+// check refuses a sign_card without a key, without the mount's url (the
+// one source of the card's interface URLs a signature may vouch for:
+// hasURL) and with a jku that is not an absolute URL.
+func (s *SignCard) check(hasURL bool) error {
 	if s == nil {
 		return nil
 	}
 	if s.Key == "" {
 		return errors.New("sign_card: a key file is required")
+	}
+	if !hasURL {
+		return errSignCardURL
 	}
 	if s.JKU != "" {
 		if _, err := checkAbsoluteURL(s.JKU); err != nil {

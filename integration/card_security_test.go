@@ -103,6 +103,7 @@ http://:9080 {
 			description "Caddy basic_auth"
 		}
 		security users`+securedExtendedCard+`
+		url http://127.0.0.1:9080/a2a
 		sign_card {{.Key}} {
 			kid card-1
 		}
@@ -304,7 +305,8 @@ func TestCardSecurityConfigErrors(t *testing.T) {
 		{"security_scheme users basic\n\t\tsecurity users admin", "security: users is a basic scheme; scopes are for oauth2 and openid schemes only"},
 		{"security_scheme tv oauth2 {\n\t\t\tdevice_code {\n\t\t\t\tdevice_authorization_url https://id.example.com/d\n\t\t\t\ttoken_url https://id.example.com/t\n\t\t\t}\n\t\t}",
 			"security_scheme tv: device_code has no A2A 0.3 form"},
-		{"sign_card /nonexistent/card.pem", "sign_card: open /nonexistent/card.pem"},
+		{"url http://127.0.0.1:9080/a2a\n\t\tsign_card /nonexistent/card.pem", "sign_card: open /nonexistent/card.pem"},
+		{"sign_card /nonexistent/card.pem", signCardNoURL},
 	} {
 		cfg := strings.ReplaceAll(minimal(tt.extra), "{{.Agent}}", "http://127.0.0.1:9")
 		if e := loadError(t, cfg); !strings.Contains(e, tt.want) {

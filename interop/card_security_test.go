@@ -114,10 +114,11 @@ func loadCardSecurity(t *testing.T) {
 				tags ops
 			}
 		}
+		url http://127.0.0.1:%d/a2a
 		sign_card %s {
 			kid %s
 		}
-`, agentURL, port, key, cardKid)
+`, agentURL, port, port, key, cardKid)
 	}
 	text := baseCaddyfile + fmt.Sprintf(`http://127.0.0.1:%d {
 	bind 127.0.0.1
