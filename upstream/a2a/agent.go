@@ -105,6 +105,9 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	s := &runStream{a: a, ctx: ctx, iface: card.Interface, codec: a.codecs[card.Interface.Version],
 		req: req, ref: parseRef(req.Upstream), streams: card.Card.Streaming}
+	// A continued turn's task is known before the agent says a word: an
+	// abort ends its send at once, and the agent is told of that task.
+	s.named.Store(s.ref.Task != "")
 	// The send outlives an abort of the run until the agent has named
 	// its task (aborted): only then can it be told to cancel it.
 	reqCtx, reqCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -123,7 +126,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = ctxErr // the abort, not what it did to the send
 		}
-		s.cancel()
+		s.finish()
 		return nil, err
 	}
 	return s, nil

@@ -42,14 +42,16 @@ type runStream struct {
 	// timeout and abort watch), for a drain that reads the send on.
 	cancel  func()
 	release func()
-	// named is set once the agent's task id is known, for aborted (which
-	// runs on its own goroutine); streams, before the send, when it is a
-	// stream.
-	named   atomic.Bool
-	streams bool
-	iface   protocol.Interface
-	codec   protocol.Codec
-	req     *upstream.RunRequest
+	// named is set once the agent's task id is known (a continued turn's
+	// from the start), for aborted (which runs on its own goroutine);
+	// streams, before the send, when it is a stream. handedOff: the run
+	// ended before the agent named its task, and orphan has the send.
+	named     atomic.Bool
+	streams   bool
+	handedOff bool
+	iface     protocol.Interface
+	codec     protocol.Codec
+	req       *upstream.RunRequest
 
 	// ref is the agent's task as known so far; baseArtifacts, how many of
 	// its artifacts earlier turns brought into the module's task.
@@ -61,6 +63,8 @@ type runStream struct {
 
 	resp   *http.Response
 	frames *frames.Reader
+	// first is the stream's first frame, read with the send (send).
+	first *pendingOp
 	// pending are events translated and not yet returned.
 	pending []upstream.Event
 	// settled: the agent's task settled (or it answered a message): once
@@ -97,22 +101,25 @@ func (s *runStream) start() error {
 	if streams {
 		m, accept = protocol.MethodStream, "text/event-stream, application/json"
 	}
-	resp, err := s.a.post(s.reqCtx, s.iface, s.codec, m, params, s.req.Headers, accept, s.req.Extensions)
-	if err != nil {
-		return err
+	send := func() pendingOp { return s.send(m, params, accept) }
+	var r pendingOp
+	if streams && !s.named.Load() {
+		var err error
+		if r, err = s.await(send); err != nil {
+			return err
+		}
+	} else {
+		r = send()
 	}
-	if mediaType(resp.Header) == "text/event-stream" {
-		s.resp = resp
-		s.frames = frames.NewReader(resp.Body, true, s.a.cfg.MaxEventBytes)
+	if r.err != nil {
+		return r.err
+	}
+	if r.resp != nil {
+		s.resp, s.frames, s.first = r.resp, r.fr, &r
 		return nil
 	}
 	// One JSON answer: a send's result, or a stream refused with an error.
-	defer resp.Body.Close()
-	body, err := s.a.readBody(resp)
-	if err != nil {
-		return err
-	}
-	raw, err := s.a.result(body)
+	raw, err := s.a.result(r.frame)
 	if err != nil {
 		return err
 	}
@@ -129,12 +136,53 @@ func (s *runStream) start() error {
 	return nil
 }
 
+// send posts the turn. An event stream's answer is returned open with its
+// first frame, so that a streaming send that names the agent's task at
+// once (they all do) costs one wait in await, not two; a JSON answer is
+// read whole.
+func (s *runStream) send(m protocol.Method, params []byte, accept string) pendingOp {
+	resp, err := s.a.post(s.reqCtx, s.iface, s.codec, m, params, s.req.Headers, accept, s.req.Extensions)
+	if err != nil {
+		return pendingOp{err: err}
+	}
+	if mediaType(resp.Header) == "text/event-stream" {
+		fr := frames.NewReader(resp.Body, true, s.a.cfg.MaxEventBytes)
+		b, err := fr.Next()
+		return pendingOp{resp: resp, fr: fr, frame: b, frameErr: err}
+	}
+	defer resp.Body.Close()
+	body, err := s.a.readBody(resp)
+	return pendingOp{frame: body, err: err}
+}
+
+// nextFrame reads the stream's next frame: while the agent has not named
+// its task, in await, which the run's end does not wait for.
+func (s *runStream) nextFrame() ([]byte, error) {
+	if f := s.first; f != nil {
+		s.first = nil
+		return f.frame, f.frameErr
+	}
+	if s.named.Load() {
+		return s.frames.Next()
+	}
+	fr := s.frames
+	r, err := s.await(func() pendingOp {
+		b, err := fr.Next()
+		return pendingOp{frame: b, frameErr: err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.frame, r.frameErr
+}
+
 // aborted runs when the run is aborted (a cancel, the timeout, a
 // shutdown): the send is ended at once if the agent's task is known (end
-// then tells the agent), else only once the agent has named it (Next
-// ends the run then) or cancelWait has passed. Closing the stream before
-// its first frame would leave the agent working on a task nobody can
-// cancel.
+// then tells the agent), else only once the agent has named it (orphan
+// reads on for that, and tells the agent) or cancelWait has passed.
+// Closing the stream before its first frame would leave the agent working
+// on a task nobody can cancel. The run itself ends at once either way
+// (await).
 func (s *runStream) aborted() {
 	if s.named.Load() || !s.streams {
 		// Known, or never to be known before the turn is done (a
@@ -176,7 +224,7 @@ func (s *runStream) step() error {
 	if s.polling {
 		return s.poll()
 	}
-	b, err := s.frames.Next()
+	b, err := s.nextFrame()
 	if err == io.EOF {
 		// The stream ended without the task settling (a 1.0 server may
 		// close it early, an agent restarts): the task is read instead.
@@ -376,6 +424,15 @@ func (s *runStream) end(err error) {
 		return
 	}
 	s.closeBody()
+	s.finish()
+}
+
+// finish ends the run, and the send unless orphan reads it on.
+func (s *runStream) finish() {
+	if s.handedOff {
+		s.release()
+		return
+	}
 	s.cancel()
 }
 
