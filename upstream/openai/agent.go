@@ -142,13 +142,17 @@ type stream struct {
 	cancel context.CancelFunc
 	start  time.Time
 	// finish is the choice's finish_reason once the server gave it; done
-	// is set once the end was yielded.
-	finish string
-	done   bool
+	// is set once the end was yielded. toolCall: a delta held a tool or
+	// function call, which the model may make even when it ends with
+	// stop.
+	finish   string
+	toolCall bool
+	done     bool
 }
 
 // Next yields each delta's text as it comes, then for a cut-off answer
-// the completed status saying why.
+// (a length limit, a content filter, a call of a tool) the completed
+// status saying why.
 func (st *stream) Next() (upstream.Event, error) {
 	if st.done {
 		return upstream.Event{}, io.EOF
@@ -162,6 +166,9 @@ func (st *stream) Next() (upstream.Event, error) {
 			if c.FinishReason != "" {
 				st.finish = c.FinishReason
 			}
+			if len(c.Delta.ToolCalls) > 0 || c.Delta.FunctionCall.Name != "" || c.Delta.FunctionCall.Arguments != "" {
+				st.toolCall = true
+			}
 			if c.Delta.Content != "" {
 				return upstream.Event{Kind: upstream.EventText, Text: c.Delta.Content}, nil
 			}
@@ -171,25 +178,36 @@ func (st *stream) Next() (upstream.Event, error) {
 		return upstream.Event{}, st.a.failure(err)
 	}
 	st.done = true
-	if why := cutOff(st.finish); why != "" {
-		return upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted,
-			Parts: []protocol.Part{{Kind: protocol.PartText, Text: why}}}, nil
-	}
 	if st.finish == "" {
 		// A stream that ends without a finish_reason (or [DONE]) was
 		// cut: the answer may be incomplete.
 		return upstream.Event{}, errors.New("openai: the stream ended without a finish_reason")
 	}
+	if why := cutOff(st.finish, st.toolCall); why != "" {
+		return upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted,
+			Parts: []protocol.Part{{Kind: protocol.PartText, Text: why}}}, nil
+	}
 	return upstream.Event{}, io.EOF
 }
 
-// cutOff is the status message of an answer the server stopped early.
-func cutOff(finish string) string {
-	switch finish {
-	case "length":
+// cutOff is the status message of an answer the server stopped early. A
+// call of a tool is one: the kind offers the model no tools and runs none
+// (a server may hold tools of its own, or the model call one unasked), so
+// the turn ends with what the model said before it, and the caller is
+// told that is all, as for a length limit. The call itself is not
+// relayed: its name and arguments are the model's to a tool, not an
+// answer.
+func cutOff(finish string, toolCall bool) string {
+	switch {
+	case finish == "length":
 		return "The answer was cut off at the model's length limit (finish_reason length)."
-	case "content_filter":
+	case finish == "content_filter":
 		return "The answer was cut off by the model server's content filter (finish_reason content_filter)."
+	case finish == "tool_calls" || finish == "function_call":
+		return "The answer was cut off where the model asked to call a tool, which this agent does not run (finish_reason " + finish + ")."
+	case toolCall:
+		// finish_reason is the server's word, not written here.
+		return "The answer was cut off where the model asked to call a tool, which this agent does not run."
 	}
 	return ""
 }
