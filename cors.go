@@ -164,6 +164,11 @@ var (
 // the request sent.
 const crossOriginRefusal = "a2a: cross-origin request refused: list the page's origin in the a2a cors block to allow it"
 
+// simpleRequestRefusal is the body of the 403 to a page of an allowed
+// origin whose state-changing request was not preflighted: the fix is the
+// JSON media type every A2A client sends.
+const simpleRequestRefusal = "a2a: cross-origin request refused: a page's call must send Content-Type: application/json, so that the browser preflights it"
+
 // maxLoggedOrigin bounds the Origin header as logged: it is the caller's
 // text, and may be as long as Caddy lets a header be.
 const maxLoggedOrigin = 256
@@ -172,7 +177,9 @@ const maxLoggedOrigin = 256
 // protection of its state-changing requests (on with or without a cors
 // block) and the CORS answers for the origins the block lists.
 type browserPolicy struct {
-	csrf *http.CrossOriginProtection
+	// csrf trusts the listed origins; cross trusts none, and so tells
+	// every browser request from another origin.
+	csrf, cross *http.CrossOriginProtection
 	// origins are the listed origins; nil without a cors block.
 	origins map[string]bool
 	// any is `origins *`: every origin, never with credentials.
@@ -184,7 +191,7 @@ type browserPolicy struct {
 // newBrowserPolicy builds the rules of c (nil: no cors block). c has
 // been checked.
 func newBrowserPolicy(c *CORS) (*browserPolicy, error) {
-	p := &browserPolicy{csrf: http.NewCrossOriginProtection()}
+	p := &browserPolicy{csrf: http.NewCrossOriginProtection(), cross: http.NewCrossOriginProtection()}
 	if c == nil {
 		return p, nil
 	}
@@ -249,26 +256,73 @@ func (p *browserPolicy) gate(w http.ResponseWriter, r *http.Request, log *zap.Lo
 		// Listed origins are its trusted origins; requests with neither
 		// Sec-Fetch-Site nor Origin pass.
 		if err := p.csrf.Check(r); err != nil {
-			if len(origin) > maxLoggedOrigin {
-				origin = origin[:maxLoggedOrigin]
-			}
-			log.Info("a2a: cross-origin request refused (403)",
-				zap.String("origin", origin),
-				zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")),
-				zap.String("host", r.Host),
-				zap.String("method", r.Method),
-				zap.String("path", r.URL.Path),
-				zap.String("remote_addr", r.RemoteAddr),
-				zap.String("reason", err.Error()))
-			http.Error(w, crossOriginRefusal, http.StatusForbidden)
+			refuseCrossOrigin(w, r, log, origin, err.Error(), crossOriginRefusal)
 			return true
 		}
+	}
+	// An allowed origin (listed, or any with *) passes only with a CORS
+	// request: one the browser preflighted, so that the origin's
+	// allowance was asked before anything was sent. A simple request (a
+	// form, a no-cors fetch, a body-less POST) is sent first and judged
+	// after, and origins * would otherwise let every site's pages make
+	// one with their visitors' cookies or cached credentials.
+	if !preflighted(r) && p.cross.Check(r) != nil {
+		if listed {
+			// The page may read why, as any answer: its origin is allowed.
+			p.allowOrigin(h, origin)
+			h["Access-Control-Expose-Headers"] = corsExposeHeaders
+		}
+		refuseCrossOrigin(w, r, log, origin, "not preflighted: "+r.Method+" without a JSON Content-Type", simpleRequestRefusal)
+		return true
 	}
 	if listed {
 		p.allowOrigin(h, origin)
 		h["Access-Control-Expose-Headers"] = corsExposeHeaders
 	}
 	return false
+}
+
+// refuseCrossOrigin answers 403 with msg and logs why (reason) with what
+// the browser said of the request's origin.
+func refuseCrossOrigin(w http.ResponseWriter, r *http.Request, log *zap.Logger, origin, reason, msg string) {
+	if len(origin) > maxLoggedOrigin {
+		origin = origin[:maxLoggedOrigin]
+	}
+	log.Info("a2a: cross-origin request refused (403)",
+		zap.String("origin", origin),
+		zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")),
+		zap.String("host", r.Host),
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.String("remote_addr", r.RemoteAddr),
+		zap.String("reason", reason))
+	http.Error(w, msg, http.StatusForbidden)
+}
+
+// preflighted reports whether a browser sends r only after a CORS
+// preflight allowed it: a method other than the safelisted GET, HEAD and
+// POST, or a Content-Type other than the three a form can send (checked
+// by its essence only: a value a browser would still preflight for its
+// length or bytes is refused all the same, and those types are 415 here
+// anyway). Request headers are not looked at: a proxy or a Caddy
+// directive (forward_auth's copy_headers) may add Authorization to a
+// request the browser sent without one.
+func preflighted(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+	default:
+		return true
+	}
+	ct := r.Header.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	if ct == "" {
+		return false
+	}
+	return !strings.EqualFold(ct, "application/x-www-form-urlencoded") &&
+		!strings.EqualFold(ct, "multipart/form-data") && !strings.EqualFold(ct, "text/plain")
 }
 
 // allowOrigin names origin as allowed: itself (never * when credentials

@@ -264,7 +264,10 @@ func TestRPCCrossOrigin(t *testing.T) {
 		method  string
 		headers hdr
 		refused bool
-		want    hdr
+		// simple: refused as a request the browser did not preflight
+		// (simpleRequestRefusal, want's headers kept).
+		simple bool
+		want   hdr
 	}{
 		{name: "no browser headers (curl, SDKs)", headers: hdr{}},
 		{name: "no browser headers, cors", cors: origins, headers: hdr{}, want: hdr{"Vary": "Origin"}},
@@ -301,6 +304,31 @@ func TestRPCCrossOrigin(t *testing.T) {
 		{name: "old browser behind a proxy, origin listed", cors: &CORS{Origins: []string{"https://public.example"}},
 			headers: hdr{"Origin": "https://public.example", "X-Forwarded-Host": "public.example"},
 			want:    hdr{"Access-Control-Allow-Origin": "https://public.example", "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
+		// An allowed origin's request must be one the browser preflights:
+		// a JSON Content-Type, or a method other than POST.
+		{name: "cross-site, listed, text/plain", cors: origins, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": listed, "Content-Type": "text/plain"},
+			refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": listed, "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
+		{name: "cross-site, listed, no Content-Type", cors: creds, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": listed, "Content-Type": ""},
+			refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": listed, "Access-Control-Allow-Credentials": "true", "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
+		{name: "cross-site, any origin, no Content-Type", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other, "Content-Type": ""},
+			refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "cross-site, any origin, form", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other,
+			"Content-Type": "Application/X-WWW-Form-Urlencoded ; charset=utf-8"}, refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "cross-site, any origin, multipart", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other,
+			"Content-Type": "multipart/form-data; boundary=x"}, refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "old browser, any origin, text/plain", cors: anyOrigin, headers: hdr{"Origin": other, "Content-Type": "text/plain"},
+			refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "cross-site without Origin, any origin, no Content-Type", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "cross-site", "Content-Type": ""},
+			refused: true, simple: true, want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "cross-site, any origin, a2a+json", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other, "Content-Type": "application/a2a+json"},
+			want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "DELETE cross-site, listed, no Content-Type", cors: origins, method: http.MethodDelete,
+			headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": listed, "Content-Type": ""},
+			want:    hdr{"Access-Control-Allow-Origin": listed, "Access-Control-Expose-Headers": expose, "Vary": "Origin"}},
+		{name: "no browser headers, any origin, no Content-Type", cors: anyOrigin, headers: hdr{"Content-Type": ""},
+			want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
+		{name: "same-origin, any origin, no Content-Type", cors: anyOrigin, headers: hdr{"Sec-Fetch-Site": "same-origin", "Origin": self, "Content-Type": ""},
+			want: hdr{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": expose}},
 		{name: "PUT cross-site", method: http.MethodPut, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other}, refused: true},
 		// Safe methods pass (and get 405 from the envelope).
 		{name: "GET cross-site", method: http.MethodGet, headers: hdr{"Sec-Fetch-Site": "cross-site", "Origin": other}},
@@ -312,7 +340,12 @@ func TestRPCCrossOrigin(t *testing.T) {
 				method = http.MethodPost
 			}
 			r := httptest.NewRequest(method, self+"/a2a", strings.NewReader(`{}`))
+			r.Header.Set("Content-Type", "application/json")
 			for k, v := range tc.headers {
+				if v == "" {
+					r.Header.Del(k)
+					continue
+				}
 				r.Header.Set(k, v)
 			}
 			core, logs := observer.New(zapcore.InfoLevel)
@@ -323,10 +356,16 @@ func TestRPCCrossOrigin(t *testing.T) {
 			}
 			want := tc.want
 			if tc.refused {
-				if w.Code != http.StatusForbidden || w.Body.String() != crossOriginRefusal+"\n" {
+				msg := crossOriginRefusal
+				if tc.simple {
+					msg = simpleRequestRefusal
+				}
+				if w.Code != http.StatusForbidden || w.Body.String() != msg+"\n" {
 					t.Errorf("refusal %d %q, want 403 and one line", w.Code, w.Body)
 				}
-				want = map[string]string{"Vary": tc.want["Vary"]}
+				if !tc.simple {
+					want = map[string]string{"Vary": tc.want["Vary"]}
+				}
 				entries := logs.All()
 				if len(entries) != 1 || entries[0].Message != "a2a: cross-origin request refused (403)" ||
 					entries[0].ContextMap()["origin"] != tc.headers["Origin"] ||
@@ -397,15 +436,17 @@ func TestCardAnyOrigin(t *testing.T) {
 // Caddy, 415 written by the module) keep the headers set before them, so a listed origin's page can
 // read their status.
 func TestErrorsCarryCORSHeaders(t *testing.T) {
-	h := &Handler{CardPath: DefaultCardPath, RPCPath: DefaultRPCPath, MaxRequestBody: 16}
+	h := &Handler{CardPath: DefaultCardPath, RPCPath: DefaultRPCPath, MaxRequestBody: 16, logger: zap.NewNop()}
 	h.browser = mustPolicy(t, &CORS{Origins: []string{listed}, Credentials: true})
 	for _, tc := range []struct {
 		method, ct, body string
 		status           int
 	}{
 		{method: "GET", status: 405},
-		{method: "POST", ct: "text/plain", body: "{}", status: 415},
-		{method: "POST", body: "{}", status: 415},
+		{method: "POST", ct: "application/xml", body: "{}", status: 415},
+		// Not preflighted: the origin is allowed, the request is not.
+		{method: "POST", ct: "text/plain", body: "{}", status: 403},
+		{method: "POST", body: "{}", status: 403},
 		{method: "POST", ct: "application/json", body: strings.Repeat("x", 17), status: 413},
 	} {
 		r := httptest.NewRequest(tc.method, self+"/a2a", strings.NewReader(tc.body))
@@ -417,9 +458,10 @@ func TestErrorsCarryCORSHeaders(t *testing.T) {
 		w := httptest.NewRecorder()
 		r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
 		err := h.ServeHTTP(w, r, nil)
-		// Caddy renders the 405 and 413; the module writes the 415 itself.
+		// Caddy renders the 405 and 413; the module writes the 403 and the
+		// 415 itself.
 		var he caddyhttp.HandlerError
-		if tc.status == 415 {
+		if tc.status == 415 || tc.status == 403 {
 			if err != nil || w.Code != tc.status {
 				t.Fatalf("%s %q: %v, status %d, want %d", tc.method, tc.ct, err, w.Code, tc.status)
 			}

@@ -163,8 +163,8 @@ func TestForgedNoCORSPostRefused(t *testing.T) {
 		{name: "cross-site", page: crossSitePage, target: openURL + rpcPath},
 		{name: "same-site", page: sameSitePage, target: openURL + rpcPath},
 		{name: "plain http, no Sec-Fetch-Site", page: plainHTTPPage, target: testHost + rpcPath},
-		// A listed origin is listed for CORS, not for no-cors posts:
-		// without a Content-Type the endpoint refuses it all the same.
+		// A listed origin is listed for CORS, not for no-cors posts: a
+		// request the browser sent without a preflight is refused.
 		{name: "listed origin, no-cors", page: listedPage, target: openURL + rpcPath},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,9 +177,6 @@ func TestForgedNoCORSPostRefused(t *testing.T) {
 				t.Fatalf("the page's no-cors fetch: %+v, want an opaque answer", got)
 			}
 			want := int64(http.StatusForbidden)
-			if tc.name == "listed origin, no-cors" {
-				want = http.StatusUnsupportedMediaType
-			}
 			if seen := p.seen(tc.target); len(seen) != 1 || seen[0] != want {
 				t.Errorf("the network saw %v for %s, want [%d]", seen, tc.target, want)
 			}
@@ -273,8 +270,14 @@ func TestListedOriginReadsJSONAndSSE(t *testing.T) {
 	}
 
 	// The HTTP errors Caddy renders carry the CORS headers: the page reads
-	// their status instead of a network error.
+	// their status instead of a network error. So does the 403 of a call
+	// the browser sent without a preflight (text/plain is a form's type).
 	got = p.fetch(target, `{method: "POST", headers: {"Content-Type": "text/plain"}, body: "{}"}`)
+	if got.Error != "" || got.Status != http.StatusForbidden ||
+		got.Body != "a2a: cross-origin request refused: a page's call must send Content-Type: application/json, so that the browser preflights it\n" {
+		t.Errorf("403 as the page saw it: %+v", got)
+	}
+	got = p.fetch(target, `{method: "POST", headers: {"Content-Type": "application/xml"}, body: "{}"}`)
 	if got.Error != "" || got.Status != http.StatusUnsupportedMediaType {
 		t.Errorf("415 as the page saw it: %+v", got)
 	}

@@ -206,8 +206,10 @@ func corsThroughCaddy(t *testing.T, errorsBlock string) {
 		status int
 	}{
 		{what: "GET", method: "GET", status: http.StatusMethodNotAllowed},
-		{what: "text/plain", method: "POST", ct: "text/plain", body: "{}", status: http.StatusUnsupportedMediaType},
-		{what: "no media type", method: "POST", body: "{}", status: http.StatusUnsupportedMediaType},
+		{what: "application/xml", method: "POST", ct: "application/xml", body: "{}", status: http.StatusUnsupportedMediaType},
+		// Not preflighted: the listed origin's page still reads the 403.
+		{what: "text/plain", method: "POST", ct: "text/plain", body: "{}", status: http.StatusForbidden},
+		{what: "no media type", method: "POST", body: "{}", status: http.StatusForbidden},
 		{what: "body over max_request_body", method: "POST", ct: "application/json", body: strings.Repeat("x", 5<<20), status: http.StatusRequestEntityTooLarge},
 	} {
 		req, _ := http.NewRequest(tc.method, url, strings.NewReader(tc.body))
@@ -299,5 +301,109 @@ func TestCORSAnyOrigin(t *testing.T) {
 	bad := strings.Replace(minimal("cors {\n\t\t\torigins *\n\t\t\tcredentials on\n\t\t}"), "{{.Agent}}", a.URL(), 1)
 	if e := loadError(t, bad); !strings.Contains(e, "credentials on cannot be used with origins *") {
 		t.Errorf("credentials with *: %q", e)
+	}
+}
+
+// simpleRefusal is the body of the 403 to a page of an allowed origin
+// whose state-changing request the browser did not preflight.
+const simpleRefusal = "a2a: cross-origin request refused: a page's call must send Content-Type: application/json, so that the browser preflights it\n"
+
+// TestCrossSiteSimpleRequestRefused: under `origins *` and under a listed
+// origin alike, a page's request the browser sends without a preflight (a
+// body-less POST, a form, text/plain) is 403 on JSON-RPC and HTTP+JSON,
+// and the task it aimed at is untouched; the same page's CORS request
+// (preflighted, JSON) still cancels the task. An unlisted origin stays
+// refused whatever it sends.
+func TestCrossSiteSimpleRequestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		origins, page, allowOrigin, vary string
+	}{
+		{"*", evilOrigin, "*", ""},
+		{appOrigin, appOrigin, appOrigin, "Origin"},
+	} {
+		t.Run(tc.origins, func(t *testing.T) {
+			a := askAgent(t)
+			load(t, minimal("rest_path /a2a/rest", "cors {\n\t\t\torigins "+tc.origins+"\n\t\t}"), map[string]any{"Agent": a.URL()})
+			task := send10(t, rpcURL, msg10("weather", "", ""))
+			if task.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+				t.Fatalf("task %s", task.Status.State)
+			}
+			cancelURL := restURL + "/tasks/" + task.ID + ":cancel"
+			cancelRPC := `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"` + task.ID + `"}}`
+			// The page's origin is allowed: it may read why.
+			refused := map[string]string{"Access-Control-Allow-Origin": tc.allowOrigin, "Vary": tc.vary,
+				"Access-Control-Expose-Headers": "A2A-Version, A2A-Extensions, X-A2A-Extensions, Retry-After", "Access-Control-Allow-Credentials": ""}
+			noCors := withHeader("Sec-Fetch-Mode", "no-cors")
+
+			for _, c := range []struct {
+				name string
+				do   func() (int, http.Header, []byte)
+			}{
+				{"HTTP+JSON cancel, no body, no Content-Type", func() (int, http.Header, []byte) {
+					r := restDo(t, "POST", cancelURL, "", fromPage(tc.page), noCors)
+					return r.Status, r.Header, r.Body
+				}},
+				{"HTTP+JSON cancel, a form", func() (int, http.Header, []byte) {
+					r := restDo(t, "POST", cancelURL, "", fromPage(tc.page), noCors, withHeader("Content-Type", "application/x-www-form-urlencoded"))
+					return r.Status, r.Header, r.Body
+				}},
+				{"HTTP+JSON cancel, text/plain from an old browser", func() (int, http.Header, []byte) {
+					r := restDo(t, "POST", cancelURL, "{}", withHeader("Origin", tc.page), withHeader("Content-Type", "text/plain;charset=UTF-8"))
+					return r.Status, r.Header, r.Body
+				}},
+				{"JSON-RPC CancelTask, text/plain", func() (int, http.Header, []byte) {
+					ans := post(t, rpcURL, "1.0", cancelRPC, fromPage(tc.page), withHeader("Content-Type", "text/plain"))
+					return ans.Status, ans.Header, ans.Body
+				}},
+				{"JSON-RPC CancelTask, no Content-Type", func() (int, http.Header, []byte) {
+					ans := post(t, rpcURL, "1.0", cancelRPC, fromPage(tc.page), noCors, noContentType)
+					return ans.Status, ans.Header, ans.Body
+				}},
+			} {
+				status, h, body := c.do()
+				if status != http.StatusForbidden || string(body) != simpleRefusal {
+					t.Errorf("%s: %d %q, want 403 %q", c.name, status, body, simpleRefusal)
+				}
+				wantHeaders(t, c.name, h, refused)
+			}
+			if got := getTask10(t, rpcURL, task.ID); got.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+				t.Fatalf("after the simple requests the task is %s", got.Status.State)
+			}
+			if n := len(a.Calls()); n != 1 {
+				t.Fatalf("the agent got %d calls, want the send's 1", n)
+			}
+
+			// An origin no cors entry lists: refused as before.
+			if tc.origins != "*" {
+				r := restDo(t, "POST", cancelURL, "{}", fromPage(evilOrigin))
+				if r.Status != http.StatusForbidden || string(r.Body) != "a2a: cross-origin request refused: list the page's origin in the a2a cors block to allow it\n" {
+					t.Errorf("unlisted origin: %d %q", r.Status, r.Body)
+				}
+			}
+
+			// The page's CORS request: the preflight allows it, then the
+			// call, with its JSON media type, goes through.
+			pf := restDo(t, "OPTIONS", cancelURL, "", withHeader("Origin", tc.page),
+				withHeader("Access-Control-Request-Method", "POST"), withHeader("Access-Control-Request-Headers", "content-type"))
+			if pf.Status != http.StatusNoContent {
+				t.Fatalf("preflight: %d %s", pf.Status, pf.Body)
+			}
+			wantHeaders(t, "preflight", pf.Header, map[string]string{"Access-Control-Allow-Origin": tc.allowOrigin, "Access-Control-Allow-Methods": "POST"})
+			r := restDo(t, "POST", cancelURL, "{}", fromPage(tc.page))
+			var canceled wireTask
+			r.ok(t, &canceled)
+			if canceled.Status.State != "TASK_STATE_CANCELED" {
+				t.Errorf("CORS cancel: %s", canceled.Status.State)
+			}
+			wantHeaders(t, "CORS cancel", r.Header, map[string]string{"Access-Control-Allow-Origin": tc.allowOrigin, "Vary": tc.vary})
+
+			// JSON-RPC likewise: a CORS request sends and cancels.
+			second := send10(t, rpcURL, msg10("weather", "", ""), fromPage(tc.page))
+			var rpcCanceled wireTask
+			call(t, rpcURL, "1.0", "CancelTask", map[string]any{"id": second.ID}, fromPage(tc.page)).ok(t, &rpcCanceled)
+			if rpcCanceled.Status.State != "TASK_STATE_CANCELED" {
+				t.Errorf("JSON-RPC CORS cancel: %s", rpcCanceled.Status.State)
+			}
+		})
 	}
 }
