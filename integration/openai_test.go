@@ -14,7 +14,8 @@ import (
 // modelServer is an OpenAI-compatible chat completions server: it keeps
 // each request's messages and answers by the last user message, streaming
 // in the API's wire format: "deny" → 401, "long" → cut at the length
-// limit, "hold" → one delta then waits until the request goes away,
+// limit, "tool" → "Let me look." then a tool call (finish_reason
+// tool_calls), "hold" → one delta then waits until the request goes away,
 // anything else → "Hel", "lo" and stop.
 type modelServer struct {
 	srv *httptest.Server
@@ -79,6 +80,10 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 	case "long":
 		chunk("cut", "")
 		chunk("", "length")
+	case "tool":
+		chunk("Let me look.", "")
+		fmt.Fprint(w, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"tiny\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"search\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n")
+		chunk("", "tool_calls")
 	default:
 		chunk("Hel", "")
 		chunk("lo", "")
@@ -187,6 +192,27 @@ func TestOpenAIStream(t *testing.T) {
 	seen, _ := readUntil(t, s, "status:TASK_STATE_COMPLETED")
 	if got := strings.Join(seen, "|"); got != "task:TASK_STATE_SUBMITTED|status:TASK_STATE_WORKING|artifact:Hel|artifact:lo|artifact:|status:TASK_STATE_COMPLETED" {
 		t.Errorf("frames %s", got)
+	}
+	s.ended(t)
+}
+
+// TestOpenAIToolCall: a model that ends its turn calling a tool completes
+// the task with the text before the call and a status message saying so,
+// blocking and streaming (the call itself is not relayed).
+func TestOpenAIToolCall(t *testing.T) {
+	m := newModelServer(t)
+	load(t, openAIMount, map[string]any{"Base": m.base()})
+	alice := withHeader("X-Caller", "alice")
+	const why = "The answer was cut off where the model asked to call a tool, which this agent does not run (finish_reason tool_calls)."
+	task := send10(t, base+"/a2a", msg10("tool", "", ""), alice)
+	if task.Status.State != "TASK_STATE_COMPLETED" || task.text() != "Let me look." || task.statusText() != why {
+		t.Errorf("blocking: %s %q %q", task.Status.State, task.text(), task.statusText())
+	}
+	s := openStream(t, base+"/a2a", "1.0", "SendStreamingMessage", map[string]any{"message": msg10("tool", "", "")}, alice)
+	seen, last := readUntil(t, s, "status:TASK_STATE_COMPLETED")
+	if got := strings.Join(seen, "|"); got != "task:TASK_STATE_SUBMITTED|status:TASK_STATE_WORKING|artifact:Let me look.|artifact:|status:TASK_STATE_COMPLETED" ||
+		!strings.Contains(string(last.Data), why) || strings.Contains(string(last.Data), "search") {
+		t.Errorf("streaming: %s, last frame %s", got, last.Data)
 	}
 	s.ended(t)
 }
