@@ -89,6 +89,7 @@ type gate struct {
 //	gated NAME      NDJSON working, chunk "part-1;", waits for release, chunk "part-2;"
 //	direct TEXT     "direct: TEXT" marked A2A-Reply: message (a Message on a reply auto mount)
 //	directstream N [NAME]  stream N, marked A2A-Reply: message
+//	steps N NAME    NDJSON working, then chunks "step-i;", each held until released (resume_test.go)
 //
 // /control/* endpoints expose the same observations to the node tests.
 type scriptedAgent struct {
@@ -291,6 +292,8 @@ func (a *scriptedAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			nd.send(map[string]any{"text": fmt.Sprintf("chunk-%d;", i)})
 		}
+	case "steps":
+		a.steps(w, r, call, arg)
 	case "gated":
 		g := a.gate(arg)
 		nd := newNDJSON(w)
