@@ -31,8 +31,16 @@ func (h *Handler) restRoute(path string) (string, bool) {
 // startREST answers a request under rest_path; a stream it set up comes
 // back unserved, for ServeHTTP to serve from its own frame.
 func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, info *handler.RequestInfo) (rest.Stream, error) {
-	// The escaped path: an id holding an encoded "/" stays one segment.
-	if esc := r.URL.EscapedPath(); strings.HasPrefix(esc, h.restBase) {
+	esc := r.URL.EscapedPath()
+	if rest.UnsafePath(esc) {
+		// Before any route, gate or service: Caddy's matchers judged this
+		// request by another path than the one it names here.
+		writeRESTRefusal(w, strings.HasPrefix(rel, "/v1/"), http.StatusBadRequest, protocol.StatusInvalidArgument, unsafePathRefusal)
+		return rest.Stream{}, nil
+	}
+	// The escaped path, as the routes read it: an id's encoded ':' stays
+	// part of the id, never an action.
+	if strings.HasPrefix(esc, h.restBase) {
 		rel = esc[len(h.restBase):]
 	}
 	rt := rest.Match(r.Method, rel)
@@ -76,6 +84,10 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, 
 	c.Info = info
 	return h.rest.Start(w, r, rt, body, c), nil
 }
+
+// unsafePathRefusal is the message of the 400 answering a path under
+// rest_path that rest.UnsafePath refuses.
+const unsafePathRefusal = "The request path has a dot segment (. or .., encoded or not) or an encoded slash or backslash (%2F, %5C): no HTTP+JSON route has one, and Caddy's matchers would have read it as another path"
 
 // restAllow holds, for each Allow value of the routes, the header values
 // the browser gate and a 405 write: made once, not per request.

@@ -58,7 +58,8 @@ const (
 // have, and GET /v1/card, 0.3's name for the extended card.
 //
 // Ids are single path segments, percent-decoded; a task id that ends in
-// ":cancel" or ":subscribe" names that action.
+// ":cancel" or ":subscribe" names that action. A server refuses the paths
+// UnsafePath reports before it matches one.
 func Match(method, path string) Route {
 	if rel, ok := strings.CutPrefix(path, "/v1/"); ok {
 		rel = "/" + rel
@@ -147,6 +148,37 @@ func match(method, path string) Route {
 	}
 	rt.TaskID = taskID
 	return rt
+}
+
+// UnsafePath reports whether a request path, escaped as sent
+// (r.URL.EscapedPath()), has a segment that decodes to "." or "..", an
+// encoded slash (%2F) or an encoded or literal backslash (%5C, \). Caddy's
+// path matchers see such a path decoded and cleaned, "/a2a/rest/tasks/
+// %2E%2E%2F%2E%2E%2F%2E%2E%2Fx" as "/x", while the routes would take it as
+// a path under rest_path: an auth gate written for rest_path would not
+// cover the request its route answers. No id the module makes needs any
+// of them, so such a path is refused rather than given a meaning.
+func UnsafePath(escaped string) bool {
+	for seg := range strings.SplitSeq(escaped, "/") {
+		if strings.IndexByte(seg, '\\') >= 0 {
+			return true
+		}
+		if strings.IndexByte(seg, '%') < 0 {
+			if seg == "." || seg == ".." {
+				return true
+			}
+			continue
+		}
+		v, err := url.PathUnescape(seg)
+		if err != nil {
+			// Not a route either: Match answers it as none.
+			continue
+		}
+		if v == "." || v == ".." || strings.ContainsAny(v, "/\\") {
+			return true
+		}
+	}
+	return false
 }
 
 // only is the Route of a path that answers one method (allow), or none

@@ -64,6 +64,36 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+func TestUnsafePath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/a2a/rest/tasks/t-1":                                false,
+		"/a2a/rest/tasks/t-1:cancel":                         false,
+		"/a2a/rest/tasks/a%3Acancel":                         false,
+		"/a2a/rest/tasks/a%20b":                              false,
+		"/a2a/rest/tasks/...":                                false,
+		"/a2a/rest/tasks/a..b":                               false,
+		"/a2a/rest/tasks/%252E%252E":                         false,
+		"/a2a/rest/tasks/%zz":                                false,
+		"/a2a/rest/tasks/%2E%2E%2F%2E%2E%2F%2E%2E%2Fzzz":     true,
+		"/a2a/rest/tasks/%2e%2e%2f%2e%2e%2f%2e%2e%2fzzz":     true,
+		"/a2a/rest/v1/tasks/%2E%2E":                          true,
+		"/a2a/rest/tasks/..":                                 true,
+		"/a2a/rest/tasks/./t-1":                              true,
+		"/a2a/rest/tasks/.%2E/x":                             true,
+		"/a2a/rest/tasks/%2E":                                true,
+		"/a2a/rest/tasks/a%2Fb":                              true,
+		"/a2a/rest/tasks/a%2fb":                              true,
+		"/a2a/rest/tasks/a%5Cb":                              true,
+		"/a2a/rest/tasks/a%5cb":                              true,
+		"/a2a/rest/tasks/a\\b":                               true,
+		"/a2a/rest/tasks/t-1/pushNotificationConfigs/%2E%2E": true,
+	} {
+		if got := UnsafePath(path); got != want {
+			t.Errorf("UnsafePath(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
 func TestQueryParams(t *testing.T) {
 	for _, tc := range []struct {
 		query, want, violation string
