@@ -33,8 +33,10 @@ type CORS struct {
 	// Origins are the exact origins whose pages may call, as browsers
 	// send them in Origin: scheme://host[:port] in lower case, without a
 	// path and without the scheme's default port. They are also the
-	// trusted origins of the cross-origin protection. "*" (alone) allows
-	// any origin, without credentials. Required.
+	// trusted origins of the cross-origin protection, for the requests a
+	// browser preflights (a JSON Content-Type, a method other than POST):
+	// a simple request from another origin is refused whatever this
+	// lists. "*" (alone) allows any origin, without credentials. Required.
 	Origins []string `json:"origins,omitempty"`
 
 	// Credentials lets the listed origins' pages send credentials
