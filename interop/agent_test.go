@@ -299,26 +299,36 @@ func (a *scriptedAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		nd := newNDJSON(w)
 		nd.send(map[string]any{"status": "working", "message": "gated run started"})
 		nd.send(map[string]any{"text": "part-1;"})
-		a.mu.Lock()
-		select {
-		case <-g.arrived:
-		default:
-			close(g.arrived)
-		}
-		a.mu.Unlock()
-		select {
-		case <-g.released:
-		case <-r.Context().Done():
-			a.markCancelled(call)
-			return
-		case <-time.After(30 * time.Second):
-			nd.send(map[string]any{"error": "gate " + arg + " was never released"})
+		if !a.holdAt(r, call, nd, arg, g) {
 			return
 		}
 		nd.send(map[string]any{"text": "part-2;"})
 	default:
 		http.Error(w, "agent: unknown command "+strconv.Quote(cmd), http.StatusBadRequest)
 	}
+}
+
+// holdAt holds the run at gate g (named name) until the test releases
+// it: it marks the gate arrived, then waits. false: the run ends there,
+// the caller gone (the call marked cancelled) or the gate never released
+// in 30s (an error event sent).
+func (a *scriptedAgent) holdAt(r *http.Request, call *agentCall, nd *ndjson, name string, g *gate) bool {
+	a.mu.Lock()
+	select {
+	case <-g.arrived:
+	default:
+		close(g.arrived)
+	}
+	a.mu.Unlock()
+	select {
+	case <-g.released:
+		return true
+	case <-r.Context().Done():
+		a.markCancelled(call)
+	case <-time.After(30 * time.Second):
+		nd.send(map[string]any{"error": "gate " + name + " was never released"})
+	}
+	return false
 }
 
 func (a *scriptedAgent) markCancelled(c *agentCall) {

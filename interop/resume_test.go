@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestJSResume runs js/test/resume.test.js: a resubscribe with
@@ -40,21 +39,7 @@ func (a *scriptedAgent) steps(w http.ResponseWriter, r *http.Request, call *agen
 	nd := newNDJSON(w)
 	nd.send(map[string]any{"status": "working", "message": "steps run started"})
 	for i := 1; i <= n; i++ {
-		g := a.gate(stepGate(name, i))
-		a.mu.Lock()
-		select {
-		case <-g.arrived:
-		default:
-			close(g.arrived)
-		}
-		a.mu.Unlock()
-		select {
-		case <-g.released:
-		case <-r.Context().Done():
-			a.markCancelled(call)
-			return
-		case <-time.After(30 * time.Second):
-			nd.send(map[string]any{"error": "gate " + stepGate(name, i) + " was never released"})
+		if !a.holdAt(r, call, nd, stepGate(name, i), a.gate(stepGate(name, i))) {
 			return
 		}
 		nd.send(map[string]any{"text": fmt.Sprintf("step-%d;", i)})
