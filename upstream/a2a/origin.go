@@ -8,12 +8,15 @@ import (
 )
 
 // ParseOrigin reads an origin as the config names one, scheme://host[:port]
-// (http or https, no path, query, fragment or user info), and returns it
-// in the form origins are compared in: lower case, the port always given.
+// (http or https, no path, query, fragment or user info, and no IPv6 zone:
+// a zone names an interface of this machine, and its %25 would not survive
+// the round trip), and returns it in the form origins are compared in:
+// lower case, the port always given.
 func ParseOrigin(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" ||
-		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" ||
+		strings.Contains(u.Hostname(), "%") {
 		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port], http or https, nothing after it", s)
 	}
 	return originOf(u), nil
