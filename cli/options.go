@@ -53,6 +53,10 @@ type Options struct {
 	// TrustedOrigins are the origins besides the card's own to which
 	// Header may go, each "scheme://host[:port]" (TrustOrigin).
 	TrustedOrigins []string
+
+	// given are the flags above as given, masked (noteFlag): the hint
+	// to continue a task repeats them.
+	given []string
 }
 
 // AddHeader adds one "Field: value" header (the -H flag).
@@ -66,6 +70,7 @@ func (o *Options) AddHeader(kv string) error {
 		o.Header = http.Header{}
 	}
 	o.Header.Add(textproto.CanonicalMIMEHeaderKey(k), v)
+	o.noteFlag("-H", k+": "+maskHeader(k, v))
 	return nil
 }
 
@@ -82,6 +87,7 @@ func (o *Options) SetUser(userPass string) error {
 		o.Header = http.Header{}
 	}
 	o.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(userPass)))
+	o.noteFlag("--user", maskUser(userPass))
 	return nil
 }
 

@@ -45,6 +45,7 @@ func (o *Options) TrustOrigin(s string) error {
 	}
 	if !slices.Contains(o.TrustedOrigins, or) {
 		o.TrustedOrigins = append(o.TrustedOrigins, or)
+		o.noteFlag("--trust-origin", or)
 	}
 	return nil
 }

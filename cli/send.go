@@ -52,7 +52,7 @@ func (r *outcome) exit(o *Options, so SendOptions) int {
 	case r.message || r.state == a2a.TaskStateCompleted:
 		return ExitOK
 	case r.state == a2a.TaskStateInputRequired || r.state == a2a.TaskStateAuthRequired:
-		o.errorf("task %s is %s; continue it with: %s --task %s <text>\n", r.taskID, stateName(r.state), so.Continue, r.taskID)
+		o.errorf("task %s is %s; continue it with: %s%s --task %s <text>\n", r.taskID, stateName(r.state), so.Continue, o.givenFlags(), r.taskID)
 		return ExitNeedsInput
 	case r.state.Terminal():
 		o.errorf("task %s %s%s\n", r.taskID, stateName(r.state), suffix(r.status))
