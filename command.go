@@ -346,26 +346,29 @@ func sendCommand() *cobra.Command {
 	var c clientFlags
 	var so cli.SendOptions
 	cmd := &cobra.Command{
-		Use:   "send <url> <text> [--stream] [--task <id>] [--context <id>] [--version 0.3|1.0] [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
+		Use:   "send <url> <text> [--stream] [--events] [--task <id>] [--context <id>] [--version 0.3|1.0] [--json] [-H 'Field: value']… [--user name:password] [--trust-origin <origin>]…",
 		Short: "Send a message to any A2A server and print the answer",
 		Long: `
 Sends <text> to the A2A server at <url> (any server: the interface comes
 from its card) and prints the answer: the task's artifacts, or the
-agent's message. --stream prints each status change and artifact chunk
-on a line as it arrives; --json prints the raw response frames instead.
+agent's message. --stream prints the text as it arrives and each status
+change on a line of its own; --events streams and prints each event on a
+line instead (the task, each status change, each artifact chunk with its
+artifact's name or id); --json prints the raw response frames instead.
 
 --task continues a task that waits for input; --context puts the message
 in a conversation.
 
 Exit status: 0 the task completed (or the agent answered with a
-message); 2 it waits for input or authorization (its id is printed: send
-again with --task <id>); 1 it failed, was canceled or rejected, or the
-server answered with an error (printed with its code).
+message); 2 it waits for input or authorization (the command that
+continues it is printed: the same --user, -H and --trust-origin, the
+secrets masked, and --task <id>); 1 it failed, was canceled or rejected,
+or the server answered with an error (printed with its code).
 `,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			so.Continue = "caddy a2a send " + args[0]
-			return runClient(&c, so.Stream, func(ctx context.Context, o *cli.Options) int {
+			return runClient(&c, so.Stream || so.Events, func(ctx context.Context, o *cli.Options) int {
 				return cli.Send(ctx, o, args[0], args[1], so)
 			})
 		},
@@ -373,6 +376,7 @@ server answered with an error (printed with its code).
 	c.add(cmd, "Print the raw response frames")
 	fl := cmd.Flags()
 	fl.BoolVar(&so.Stream, "stream", false, "Stream the answer (SendStreamingMessage)")
+	fl.BoolVar(&so.Events, "events", false, "Stream the answer and print each event on a line")
 	fl.StringVar(&so.TaskID, "task", "", "Continue the task with this id")
 	fl.StringVar(&so.ContextID, "context", "", "Send within the context with this id")
 	return cmd

@@ -46,7 +46,8 @@ Problems:     none
 
 // TestSendEscapes: an agent's text keeps its lines and tabs but no
 // control sequence, on every path send prints: a blocking answer's
-// artifacts and status, a stream's events, the exit line, an error.
+// artifacts and status, a stream (as text and as events), the exit
+// line, an error.
 func TestSendEscapes(t *testing.T) {
 	task := `{"task":{"id":"t1` + csi + `","contextId":"c1","status":{"state":"TASK_STATE_FAILED","message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"why` + osc52 + `\nnext"}]}},` +
 		`"artifacts":[{"artifactId":"a1","name":"one` + bidi + `","parts":[{"text":"line 1\r\n\tred ` + `\u001b[31m` + `red\u001b[0m\rover"}]},` +
@@ -61,12 +62,13 @@ func TestSendEscapes(t *testing.T) {
 			w.Write([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32002,"message":"` + csi + `not cancelable"}}`))
 		},
 	})
-	send := func(stream bool) func(context.Context, *Options) int {
+	send := func(so SendOptions) func(context.Context, *Options) int {
 		return func(ctx context.Context, o *Options) int {
-			return Send(ctx, o, a.URL, "hi", SendOptions{Stream: stream, Continue: "caddy a2a send " + a.URL})
+			so.Continue = "caddy a2a send " + a.URL
+			return Send(ctx, o, a.URL, "hi", so)
 		}
 	}
-	runCommand(t, nil, send(false)).want(t, 1,
+	runCommand(t, nil, send(SendOptions{})).want(t, 1,
 		`[one\u202egpj.exe]
 line 1
 	red \x1b[31mred\x1b[0m\rover
@@ -78,7 +80,18 @@ next
 `, `task t1\x1b[2J\x1b[H failed: why\x1b]52;c;ZXZpbA==\x07
 next
 `)
-	runCommand(t, nil, send(true)).want(t, 0,
+	runCommand(t, nil, send(SendOptions{Stream: true})).want(t, 0,
+		`task t1\x1b[2J\x1b[H (context c1): failed: why\x1b]52;c;ZXZpbA==\x07
+next
+line 1
+	red \x1b[31mred\x1b[0m\rover
+[a2]
+\u009b2J
+[file f\nProblems:     none (text/plain) at https://x/\x1b]8;;https://evil.example\x1b\docs\x1b]8;;\x1b\]
+status: working: \x1b[2J\x1b[Hdone
+agent: \x1b]8;;https://evil.example\x1b\docs\x1b]8;;\x1b\
+`, "")
+	runCommand(t, nil, send(SendOptions{Events: true})).want(t, 0,
 		`task t1\x1b[2J\x1b[H (context c1): failed: why\x1b]52;c;ZXZpbA==\x07
 next
 artifact one\u202egpj.exe: line 1
@@ -91,7 +104,7 @@ agent: \x1b]8;;https://evil.example\x1b\docs\x1b]8;;\x1b\
 	runCommand(t, nil, func(ctx context.Context, o *Options) int { return Cancel(ctx, o, a.URL, "t1") }).
 		want(t, 1, "", `error -32002: \x1b[2J\x1b[Hnot cancelable`+"\n")
 	// --json: the frame as sent.
-	runCommand(t, func(o *Options) { o.JSON = true }, send(false)).
+	runCommand(t, func(o *Options) { o.JSON = true }, send(SendOptions{})).
 		want(t, 1, `{"jsonrpc":"2.0","id":"x","result":`+task+"}\n", `task t1\x1b[2J\x1b[H failed: why\x1b]52;c;ZXZpbA==\x07
 next
 `)

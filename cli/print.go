@@ -31,27 +31,45 @@ func parseState(s string) (a2a.TaskState, error) {
 }
 
 // partsText is what a person reads of a message's or an artifact's
-// parts: text as it is, data as compact JSON, a file by its name, type
-// and size or URL.
+// parts: text as it is, adjacent text parts joined (an answer streamed
+// a token at a time comes back as one part per token), data as compact
+// JSON and a file by its name, type and size or URL, each on its own
+// line.
 func partsText(parts a2a.ContentParts) string {
-	var b []string
+	var b strings.Builder
+	wasText := false
 	for _, p := range parts {
-		if p == nil {
+		s, isText, ok := partText(p)
+		if !ok {
 			continue
 		}
-		switch c := p.Content.(type) {
-		case a2a.Text:
-			b = append(b, string(c))
-		case a2a.Data:
-			j, _ := json.Marshal(c.Value)
-			b = append(b, string(j))
-		case a2a.Raw:
-			b = append(b, fmt.Sprintf("[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(c)))
-		case a2a.URL:
-			b = append(b, fmt.Sprintf("[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), sanitize(string(c), false)))
+		if b.Len() > 0 && !(isText && wasText) {
+			b.WriteByte('\n')
 		}
+		b.WriteString(s)
+		wasText = isText
 	}
-	return strings.Join(b, "\n")
+	return b.String()
+}
+
+// partText is one part as partsText shows it, whether it is text, and
+// whether it is shown at all.
+func partText(p *a2a.Part) (s string, isText, ok bool) {
+	if p == nil {
+		return "", false, false
+	}
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		return string(c), true, true
+	case a2a.Data:
+		j, _ := json.Marshal(c.Value)
+		return string(j), false, true
+	case a2a.Raw:
+		return fmt.Sprintf("[file %s (%s, %d bytes)]", orDash(p.Filename), orDash(p.MediaType), len(c)), false, true
+	case a2a.URL:
+		return fmt.Sprintf("[file %s (%s) at %s]", orDash(p.Filename), orDash(p.MediaType), sanitize(string(c), false)), false, true
+	}
+	return "", false, false
 }
 
 // orDash is a one-line field of a part (a file's name or type): it
@@ -73,20 +91,31 @@ func messageText(m *a2a.Message) string {
 }
 
 // printEvent is one streamed event on a line (or a few, for multi-line
-// text): the task, each status change, each artifact chunk, a message.
+// text): the task, each status change, each artifact chunk but an
+// empty one (the last chunk often only says it is the last), a
+// message.
 func printEvent(o *Options, ev a2a.Event) {
 	switch e := ev.(type) {
 	case *a2a.Task:
 		o.printf("task %s (context %s): %s%s\n", e.ID, e.ContextID, stateName(e.Status.State), suffix(messageText(e.Status.Message)))
 		for _, a := range e.Artifacts {
-			o.printf("artifact %s: %s\n", artifactName(a), text(partsText(a.Parts)))
+			printChunk(o, a)
 		}
 	case *a2a.TaskStatusUpdateEvent:
 		o.printf("status: %s%s\n", stateName(e.Status.State), suffix(messageText(e.Status.Message)))
 	case *a2a.TaskArtifactUpdateEvent:
-		o.printf("artifact %s: %s\n", artifactName(e.Artifact), text(partsText(e.Artifact.Parts)))
+		printChunk(o, e.Artifact)
 	case *a2a.Message:
 		o.printf("agent: %s\n", text(partsText(e.Parts)))
+	}
+}
+
+func printChunk(o *Options, a *a2a.Artifact) {
+	if a == nil {
+		return
+	}
+	if s := partsText(a.Parts); s != "" {
+		o.printf("artifact %s: %s\n", artifactName(a), text(s))
 	}
 }
 

@@ -10,9 +10,13 @@ import (
 
 // SendOptions are the settings of one send.
 type SendOptions struct {
-	// Stream sends with SendStreamingMessage and prints each event as
-	// it arrives.
+	// Stream sends with SendStreamingMessage and prints the answer as
+	// it arrives: the artifacts' text run on, each status change on a
+	// line of its own.
 	Stream bool
+	// Events streams too, and prints each event on a line of its own
+	// instead, an artifact's chunks named by the artifact.
+	Events bool
 	// TaskID continues a task (one waiting for input); ContextID puts
 	// the message in a conversation.
 	TaskID, ContextID string
@@ -67,8 +71,9 @@ func (r *outcome) exit(o *Options, so SendOptions) int {
 
 // Send sends text to the agent at given and prints the answer: the
 // artifacts' text or the agent's message (a task's status message when
-// it waits for input), or with Stream each event on a line as it
-// arrives; with JSON the raw response frames instead. The exit code
+// it waits for input), or with Stream the text as it arrives and the
+// status changes, with Events each event on a line; with JSON the raw
+// response frames instead. The exit code
 // says how the task ended (ExitOK, ExitNeedsInput, ExitFailed).
 func Send(ctx context.Context, o *Options, given, text string, so SendOptions) int {
 	c, w, err := dial(ctx, o, given)
@@ -80,16 +85,23 @@ func Send(ctx context.Context, o *Options, given, text string, so SendOptions) i
 	msg.TaskID, msg.ContextID = a2a.TaskID(so.TaskID), so.ContextID
 	req := &a2a.SendMessageRequest{Message: msg}
 	var r outcome
-	if so.Stream {
+	if so.Stream || so.Events {
+		view := &streamView{o: o}
 		for ev, err := range c.SendStreamingMessage(ctx, req) {
 			if err != nil {
+				view.end()
 				return callFailed(o, w, err)
 			}
 			r.see(ev)
-			if !o.JSON {
+			switch {
+			case o.JSON:
+			case so.Events:
 				printEvent(o, ev)
+			default:
+				view.event(ev)
 			}
 		}
+		view.end()
 		return r.exit(o, so)
 	}
 	res, err := c.SendMessage(ctx, req)

@@ -127,7 +127,8 @@ func TestCLICardProblems(t *testing.T) {
 }
 
 // TestCLISend: `caddy a2a send` prints the answer in both versions,
-// blocking and streamed, and the raw frames with --json.
+// blocking, streamed (as text and as events, the empty last chunk left
+// out) and the raw frames with --json.
 func TestCLISend(t *testing.T) {
 	a := streamAgent(t, nil)
 	load(t, minimal(), map[string]any{"Agent": a.URL()})
@@ -138,9 +139,16 @@ func TestCLISend(t *testing.T) {
 		r.want(t, 0, `task ID (context ID): submitted
 status: working
 status: working: thinking
+chunk one, chunk two
+status: completed
+`, "")
+		r = runCLI(t, version(v), send(base, "hi", cli.SendOptions{Events: true}))
+		r.out = ids.ReplaceAllString(r.out, "ID")
+		r.want(t, 0, `task ID (context ID): submitted
+status: working
+status: working: thinking
 artifact ID: chunk one, 
 artifact ID: chunk two
-artifact ID: 
 status: completed
 `, "")
 	}
@@ -171,8 +179,12 @@ func TestCLIHostileAgent(t *testing.T) {
 	for _, v := range []string{"0.3", "1.0"} {
 		runCLI(t, version(v), send(base, "hi", cli.SendOptions{})).want(t, 0, shown+"\n", "")
 		r := runCLI(t, version(v), send(base, "hi", cli.SendOptions{Stream: true}))
-		if r.code != 0 || !strings.Contains(r.out, "\nartifact ") || !strings.Contains(r.out, ": "+shown+"\n") || strings.ContainsAny(r.out, "\x1b\x07\r\u202e\u009b") {
+		if r.code != 0 || !strings.Contains(r.out, "\n"+shown+"\n") || strings.ContainsAny(r.out, "\x1b\x07\r\u202e\u009b") {
 			t.Errorf("%s, streamed: exit %d, stdout:\n%s", v, r.code, r.out)
+		}
+		r = runCLI(t, version(v), send(base, "hi", cli.SendOptions{Events: true}))
+		if r.code != 0 || !strings.Contains(r.out, "\nartifact ") || !strings.Contains(r.out, ": "+shown+"\n") || strings.ContainsAny(r.out, "\x1b\x07\r\u202e\u009b") {
+			t.Errorf("%s, events: exit %d, stdout:\n%s", v, r.code, r.out)
 		}
 	}
 	r := runCLI(t, func(o *cli.Options) { o.Version = "1.0"; o.JSON = true }, send(base, "hi", cli.SendOptions{}))
