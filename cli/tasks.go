@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -38,7 +39,7 @@ func Tasks(ctx context.Context, o *Options, given string, to TasksOptions) int {
 	for page := 0; page < maxPages; page++ {
 		res, err := c.ListTasks(ctx, req)
 		if err != nil {
-			return callFailed(o, w, err)
+			return listFailed(o, w, err)
 		}
 		for _, t := range res.Tasks {
 			if !o.JSON {
@@ -55,6 +56,21 @@ func Tasks(ctx context.Context, o *Options, given string, to TasksOptions) int {
 		o.errorf("no tasks\n")
 	}
 	return ExitOK
+}
+
+// listFailed is callFailed for ListTasks, which a2a-go's 0.3 JSON-RPC
+// client refuses without a call ("this operation is not supported"):
+// 0.3 has no such method, and a person should be told so.
+func listFailed(o *Options, w *wire, err error) int {
+	if _, _, answered := wireError(w.last()); answered || w.bound() != nil || !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		return callFailed(o, w, err)
+	}
+	if o.Version == "0.3" {
+		o.errorf("error: ListTasks exists only in A2A 1.0, not in 0.3 (--version 0.3)\n")
+	} else {
+		o.errorf("error: ListTasks exists only in A2A 1.0, and this server speaks 0.3\n")
+	}
+	return ExitFailed
 }
 
 func printTaskLine(o *Options, t *a2a.Task) {
