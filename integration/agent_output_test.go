@@ -151,7 +151,7 @@ func TestAgentOutputHeldToRulesThroughCaddy(t *testing.T) {
 		}, kept: "before", marker: "xxxx", cause: "event over the size limit"},
 		{path: "/redirect", serve: func(w http.ResponseWriter, r *http.Request, _ agentCall) {
 			http.Redirect(w, r, redirected.URL(), http.StatusTemporaryRedirect)
-		}, marker: "redirect followed", cause: "agent answered 307"},
+		}, marker: "redirect followed", cause: "/agent answered 307 Temporary Redirect"},
 
 		// Within the rules.
 		{path: "/ok-file", serve: ndjsonLines(before, `{"file":{"uri":"https://files.example/a.html","mimeType":"text/html; charset=utf-8","name":"a.html"}}`,

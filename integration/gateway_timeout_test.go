@@ -12,6 +12,7 @@ import (
 // before its answer's headers or after them: upstream { timeout 1s }
 // bounds the whole run, so the task fails with the generic message about
 // a second in, not when the module stops waiting for the agent's task.
+// The log names the setting and the agent; the caller never sees that.
 func TestGatewayTimeoutBeforeTheAgentNamesItsTask(t *testing.T) {
 	agent := startScripted(t, true)
 	release := make(chan struct{})
@@ -28,7 +29,8 @@ func TestGatewayTimeoutBeforeTheAgentNamesItsTask(t *testing.T) {
 		case <-release:
 		}
 	})
-	load(t, `http://:9080 {
+	logs := newLogFile(t)
+	loadGlobal(t, logs.global(), `http://:9080 {
 	a2a {
 		upstream a2a {{.Agent}} {
 			timeout 1s
@@ -44,6 +46,10 @@ func TestGatewayTimeoutBeforeTheAgentNamesItsTask(t *testing.T) {
 		if took := time.Since(start); task.Status.State != "TASK_STATE_FAILED" || task.statusText() != "The agent could not complete the task." ||
 			took > 3*time.Second {
 			t.Fatalf("headers %v: after %v: %+v", answered, took, task)
+		}
+		want := "the agent at " + agent.iface + " did not finish within `timeout 1s`"
+		if got := logs.runFailure(t, task.ID); got != want {
+			t.Fatalf("headers %v: logged %q, want %q", answered, got, want)
 		}
 	}
 }

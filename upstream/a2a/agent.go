@@ -102,7 +102,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	ctx, cancel := upstream.WithRunTimeout(ctx, a.cfg.Timeout, card.Interface.URL)
 	s := &runStream{a: a, ctx: ctx, iface: card.Interface, codec: a.codecs[card.Interface.Version],
 		req: req, ref: parseRef(req.Upstream), streams: card.Card.Streaming}
 	// A continued turn's task is known before the agent says a word: an
@@ -127,7 +127,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 			err = ctxErr // the abort, not what it did to the send
 		}
 		s.finish()
-		return nil, err
+		return nil, upstream.RunError(ctx, err)
 	}
 	return s, nil
 }

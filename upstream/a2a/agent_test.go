@@ -326,6 +326,13 @@ func TestRunErrors(t *testing.T) {
 			case tc.bad != errors.Is(err, upstream.ErrBadOutput):
 				t.Fatalf("err %v: bad output %v", err, !tc.bad)
 			}
+			if tc.name == "500" {
+				// The log names the interface the status came from.
+				want := "upstream: the agent at " + f.srv.URL + "/rpc answered 500 Internal Server Error: \"down\\n\""
+				if err.Error() != want {
+					t.Fatalf("err %q, want %q", err, want)
+				}
+			}
 		})
 	}
 }

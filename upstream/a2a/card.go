@@ -2,6 +2,7 @@ package a2aagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -277,7 +278,7 @@ func (c *Cards) get(ctx context.Context, cur *Card) (*Card, error) {
 		return cur, nil
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("upstream: card answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		return nil, fmt.Errorf("upstream: card answered %d %s; %s", resp.StatusCode, http.StatusText(resp.StatusCode), notAnAgent)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMaxCardBytes+1))
 	if err != nil {
@@ -288,6 +289,9 @@ func (c *Cards) get(ctx context.Context, cur *Card) (*Card, error) {
 	}
 	ac, err := protocol.ParseCard(body)
 	if err != nil {
+		if !looksLikeCard(body) {
+			return nil, fmt.Errorf("upstream: the agent's card is not valid: %w; %s", err, notAnAgent)
+		}
 		return nil, fmt.Errorf("upstream: the agent's card is not valid: %w", err)
 	}
 	iface, err := pickInterface(ac, c.url, c.origins)
@@ -295,6 +299,27 @@ func (c *Cards) get(ctx context.Context, cur *Card) (*Card, error) {
 		return nil, err
 	}
 	return &Card{Card: ac, Interface: iface, ETag: resp.Header.Get("Etag")}, nil
+}
+
+// notAnAgent ends the error of a card fetch whose answer shows no A2A
+// agent at all. The usual cause is a service written to the module's own
+// agent contract, which serves no card, configured as `upstream a2a`.
+const notAnAgent = "is this an A2A agent? For a service written to the agent contract, use `upstream http`"
+
+// looksLikeCard reports whether body is a JSON object with any member
+// every card has: one that has none is no card with a bad field, but
+// something else answering at the card's URL.
+func looksLikeCard(body []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"name", "skills", "supportedInterfaces", "url", "protocolVersion", "capabilities"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // pickInterface chooses the interface the module speaks to: JSON-RPC,

@@ -16,13 +16,15 @@ import (
 
 // StatusError is a non-2xx HTTP answer of the agent (for the log only).
 type StatusError struct {
+	// URL is the interface the answer came from (upstream.LogURL).
+	URL        string
 	StatusCode int
 	// Body is the start of the body (at most 512 bytes).
 	Body string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("upstream: agent answered %d %s: %q", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
+	return fmt.Sprintf("upstream: the agent at %s answered %d %s: %q", e.URL, e.StatusCode, http.StatusText(e.StatusCode), e.Body)
 }
 
 // requestID is the JSON-RPC id of every request: each is alone on its
@@ -66,7 +68,7 @@ func (a *Agent) post(ctx context.Context, in protocol.Interface, c protocol.Code
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		return nil, &StatusError{StatusCode: resp.StatusCode, Body: string(snippet)}
+		return nil, &StatusError{URL: upstream.LogURL(in.URL), StatusCode: resp.StatusCode, Body: string(snippet)}
 	}
 	return resp, nil
 }

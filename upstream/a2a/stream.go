@@ -406,7 +406,7 @@ func (s *runStream) end(err error) {
 	if s.err != nil {
 		return
 	}
-	s.err = err
+	s.err = upstream.RunError(s.ctx, err)
 	if err != io.EOF && !s.settled && s.ref.Task != "" {
 		// The run ended before the agent's task settled (a cancel, the
 		// timeout, a shutdown, output over a limit, a broken stream):

@@ -72,6 +72,10 @@ func TestRunTimeoutBeforeTheAgentNamesItsTask(t *testing.T) {
 			if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
 				t.Fatalf("the run ended after %v with %v; want the timeout, in about 1s", took, err)
 			}
+			// The log names the setting and the agent's interface.
+			if want := "the agent at " + f.srv.URL + "/rpc did not finish within `timeout 1s`"; err.Error() != want {
+				t.Fatalf("err %q, want %q", err, want)
+			}
 			if !tc.late {
 				return
 			}

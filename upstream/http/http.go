@@ -101,13 +101,16 @@ func defaultClient() *http.Client {
 // StatusError is a non-2xx answer of the agent. Its text (with the start
 // of the body) is for the log only.
 type StatusError struct {
+	// URL is where the answer came from (upstream.LogURL): a mount's log
+	// may hold several agents' failures.
+	URL        string
 	StatusCode int
 	// Body is the start of the response body (at most 512 bytes).
 	Body string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("upstream: agent answered %d %s: %q", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
+	return fmt.Sprintf("upstream: the agent at %s answered %d %s: %q", e.URL, e.StatusCode, http.StatusText(e.StatusCode), e.Body)
 }
 
 // Run POSTs the run to the agent and returns its answer as a Stream. A
@@ -122,7 +125,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	if a.cfg.RequestContext != nil {
 		ctx = a.cfg.RequestContext(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	ctx, cancel := upstream.WithRunTimeout(ctx, a.cfg.Timeout, a.cfg.URL)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		cancel()
@@ -143,13 +146,13 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	resp, err := a.client.Do(hreq)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("upstream: %w", err)
+		return nil, upstream.RunError(ctx, fmt.Errorf("upstream: %w", err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		cancel()
-		return nil, &StatusError{StatusCode: resp.StatusCode, Body: string(snippet)}
+		return nil, &StatusError{URL: upstream.LogURL(a.cfg.URL), StatusCode: resp.StatusCode, Body: string(snippet)}
 	}
 	if c := unaskedEncoding(resp.Header); c != "" {
 		resp.Body.Close()
@@ -166,6 +169,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	switch mt {
 	case "application/x-ndjson", "application/jsonl", "text/event-stream":
 		return &eventStream{
+			ctx:    ctx,
 			p:      newEventParser(resp.Body, mt == "text/event-stream", a.cfg.MaxEventBytes, a.rules),
 			body:   resp.Body,
 			cancel: cancel,
@@ -176,7 +180,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	defer resp.Body.Close()
 	events, err := readPlain(resp, mt, a.cfg.MaxBodyBytes, a.rules, direct)
 	if err != nil {
-		return nil, err
+		return nil, upstream.RunError(ctx, err)
 	}
 	return &plainStream{events: events}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -229,8 +230,13 @@ func TestUpstreamFailures(t *testing.T) {
 		})
 		_, err := collect(t, a, req(text("hi")))
 		var se *StatusError
-		if !errors.As(err, &se) || se.StatusCode != 500 || !strings.Contains(se.Body, "database exploded") || !strings.Contains(err.Error(), "500") {
+		if !errors.As(err, &se) || se.StatusCode != 500 {
 			t.Fatalf("err %v", err)
+		}
+		// The log names the agent the status came from.
+		want := fmt.Sprintf("upstream: the agent at %s answered 500 Internal Server Error: %q", a.cfg.URL, "database exploded\n")
+		if err.Error() != want {
+			t.Fatalf("err %q, want %q", err, want)
 		}
 	})
 	t.Run("redirect not followed", func(t *testing.T) {
@@ -265,6 +271,10 @@ func TestUpstreamFailures(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err %v, want deadline exceeded", err)
 		}
+		// The log names the setting and the agent, not the deadline.
+		if want := "the agent at " + a.cfg.URL + " did not finish within `timeout 50ms`"; err.Error() != want {
+			t.Fatalf("err %q, want %q", err, want)
+		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("timeout took %v", d)
 		}
@@ -280,6 +290,9 @@ func TestUpstreamFailures(t *testing.T) {
 		evs, err := collect(t, a, req(text("hi")))
 		if len(evs) != 1 || err == nil {
 			t.Fatalf("events %+v err %v", evs, err)
+		}
+		if want := "the agent at " + a.cfg.URL + " did not finish within `timeout 100ms`"; err.Error() != want {
+			t.Fatalf("err %q, want %q", err, want)
 		}
 	})
 	t.Run("bad config", func(t *testing.T) {

@@ -33,6 +33,8 @@ func (s *plainStream) Close() error {
 // releases the request) at EOF, at a final status or at the first error;
 // Next keeps returning that end.
 type eventStream struct {
+	// ctx is the run's, whose timeout an error of the read may be.
+	ctx    context.Context
 	p      *eventParser
 	body   io.ReadCloser
 	cancel context.CancelFunc
@@ -52,6 +54,7 @@ func (s *eventStream) Next() (upstream.Event, error) {
 	}
 	ev, err := s.p.next()
 	if err != nil {
+		err = upstream.RunError(s.ctx, err)
 		s.end(err)
 		return upstream.Event{}, err
 	}

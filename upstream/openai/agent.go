@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -116,7 +117,7 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	if a.cfg.MaxTokens > 0 {
 		params.MaxTokens = openai.Int(a.cfg.MaxTokens)
 	}
-	runCtx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	runCtx, cancel := upstream.WithRunTimeout(ctx, a.cfg.Timeout, a.endpoint())
 	reqCtx := runCtx
 	if a.cfg.RequestContext != nil {
 		reqCtx = a.cfg.RequestContext(runCtx)
@@ -130,15 +131,16 @@ func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	s := a.svc.NewStreaming(reqCtx, params, opts...)
 	if err := s.Err(); err != nil {
 		cancel()
-		return nil, a.failure(err)
+		return nil, a.failure(upstream.RunError(runCtx, err))
 	}
-	return &stream{a: a, s: s, cancel: cancel, start: time.Now()}, nil
+	return &stream{a: a, s: s, ctx: runCtx, cancel: cancel, start: time.Now()}, nil
 }
 
 // stream is one run's answer.
 type stream struct {
 	a      *Agent
 	s      *ssestream.Stream[openai.ChatCompletionChunk]
+	ctx    context.Context // the run's, whose timeout an error may be
 	cancel context.CancelFunc
 	start  time.Time
 	// finish is the choice's finish_reason once the server gave it; done
@@ -175,7 +177,7 @@ func (st *stream) Next() (upstream.Event, error) {
 		}
 	}
 	if err := st.s.Err(); err != nil {
-		return upstream.Event{}, st.a.failure(err)
+		return upstream.Event{}, st.a.failure(upstream.RunError(st.ctx, err))
 	}
 	st.done = true
 	if st.finish == "" {
@@ -222,10 +224,18 @@ func (st *stream) Close() error {
 // with the key redacted, which the handler logs (the caller sees the
 // generic message).
 func (a *Agent) failure(err error) error {
+	if te, ok := errors.AsType[*upstream.TimeoutError](err); ok {
+		return te // its text holds no key: the URL is upstream.LogURL's
+	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		body := redact(apiErr.RawJSON(), a.cfg.APIKey)
-		return fmt.Errorf("openai: the model server answered HTTP %d: %s", apiErr.StatusCode, body)
+		return fmt.Errorf("openai: the model server at %s answered HTTP %d: %s", upstream.LogURL(a.endpoint()), apiErr.StatusCode, body)
 	}
 	return fmt.Errorf("openai: %s", redact(err.Error(), a.cfg.APIKey))
+}
+
+// endpoint is the chat completions URL the SDK posts to, for the log.
+func (a *Agent) endpoint() string {
+	return strings.TrimSuffix(a.cfg.BaseURL, "/") + "/chat/completions"
 }

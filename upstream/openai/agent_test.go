@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
@@ -247,12 +248,41 @@ func TestRunFailures(t *testing.T) {
 			})
 			a := newAgent(t, srv.URL, nil)
 			_, err := a.Run(context.Background(), &upstream.RunRequest{Message: text(protocol.RoleUser, "go")})
-			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("HTTP %d", status)) || strings.Contains(err.Error(), "sk-test-key") ||
-				!strings.Contains(err.Error(), "[redacted]") {
-				t.Fatalf("err %v", err)
+			// The log names the endpoint the status came from, the key
+			// redacted.
+			want := fmt.Sprintf(`openai: the model server at %s/v1/chat/completions answered HTTP %d: {"message":"bad key [redacted]","type":"invalid_request_error"}`,
+				srv.URL, status)
+			if err == nil || err.Error() != want {
+				t.Fatalf("err %v, want %s", err, want)
 			}
 			if len(cs.bodies) != 1 {
 				t.Errorf("%d requests, want 1 (no retries)", len(cs.bodies))
+			}
+		})
+	}
+}
+
+// TestRunTimeout: a run that outlives timeout names the setting and the
+// endpoint, before the answer and while it streams.
+func TestRunTimeout(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprint("started ", started), func(t *testing.T) {
+			_, srv := newChatServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if started {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":null}]}\n\n")
+					w.(http.Flusher).Flush()
+				}
+				<-r.Context().Done()
+			})
+			a := newAgent(t, srv.URL, func(c *Config) { c.Timeout = 200 * time.Millisecond })
+			st, err := a.Run(context.Background(), &upstream.RunRequest{Message: text(protocol.RoleUser, "go")})
+			if err == nil {
+				_, _, err = drain(t, st)
+			}
+			want := "the agent at " + srv.URL + "/v1/chat/completions did not finish within `timeout 200ms`"
+			if err == nil || err.Error() != want || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err %v, want %s", err, want)
 			}
 		})
 	}
