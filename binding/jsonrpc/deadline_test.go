@@ -306,42 +306,48 @@ func TestWriteTimeoutOptionChecked(t *testing.T) {
 	}
 }
 
-// TestStreamBurstSetsFewDeadlines: a burst of frames already at hand (a
-// replay of 300 events) is written under one deadline, not one per frame.
+// TestStreamBurstSetsFewDeadlines: events at hand are written as one burst
+// with one write deadline (and one flush), not one per event. The burst:
+// the subscription's Task frame (300 KB of artifact) blocks its write on a
+// client that does not read yet, and 300 more chunks are stored meanwhile;
+// once the client reads, the stream finds all of them at hand at once.
 func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour })
 	s := newStallServer(t, h.ep)
 	id, run := startTask(t, h, agent)
-	for i := range 300 {
-		run.send(t, text(fmt.Sprint(i)))
+	kb := strings.Repeat("x", 1<<10)
+	for range 300 {
+		run.send(t, text(kb))
 	}
-	waitFor(t, "chunks stored", func() bool {
+	waitFor(t, "the first chunks stored", func() bool {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
 		return len(evs) >= 302
 	})
-	c, err := net.Dial("tcp", s.srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	body := call("SubscribeToTask", `{"id":"`+id+`"}`)
-	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: a2a\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nLast-Event-ID: 1\r\n%s: alice\r\nContent-Length: %d\r\n\r\n%s",
-		ownerHeader, len(body), body)
+	c := s.rawClient(t, call("SubscribeToTask", `{"id":"`+id+`"}`))
 	conn := <-s.conns
+	waitFor(t, "the Task frame's write blocked", func() bool { return blockedInWrite() })
+	for i := range 300 {
+		run.send(t, text(fmt.Sprint(i)))
+	}
+	waitFor(t, "the burst stored", func() bool {
+		evs, _ := h.store.Events(context.Background(), id, "", false)
+		return len(evs) >= 602
+	})
+	_, before := conn.deadline()
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sr := newSSEReader(t, resp)
-	for range 302 { // the Task, then the replay
+	for range 301 { // the Task, then the burst
 		sr.event(t)
 	}
 	close(run.steps)
 	sr.rest(t)
-	s.waitServed(t, "replay")
-	if _, sets := conn.deadline(); sets > 12 {
-		t.Errorf("%d write deadlines set for a replay of 300 frames and the run's end", sets)
+	s.waitServed(t, "burst")
+	if _, sets := conn.deadline(); sets-before > 12 {
+		t.Errorf("%d write deadlines set for a burst of 300 frames and the run's end", sets-before)
 	}
 }
 
