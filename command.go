@@ -29,6 +29,11 @@ const (
 	serveSkillTag    = "general"
 )
 
+// docsFooter ends the help of `caddy a2a` and its commands, in place of
+// Caddy's own footer: caddyserver.com does not document them.
+const docsFooter = `Full documentation is available at:
+https://github.com/caddy-a2a/caddy-a2a#readme`
+
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "a2a",
@@ -48,6 +53,7 @@ The client commands read the server's card (a base URL finds
 binding it offers (JSON-RPC, else HTTP+JSON), or the one --version picks.
 `,
 		CobraFunc: func(cmd *cobra.Command) {
+			cmd.SetHelpTemplate((&cobra.Command{}).HelpTemplate() + "\n" + docsFooter + "\n")
 			cmd.AddCommand(serveCommand(), cardCommand(), sendCommand(), tasksCommand(), cancelCommand())
 		},
 	})

@@ -92,6 +92,11 @@ func cliScript(t *testing.T, ctx context.Context, p cliPeer, v string) {
 	send("msg hi", cli.SendOptions{}).want(t, "msg", 0, "msg: hi\n", "")
 	send("stream 3", cli.SendOptions{Stream: true}).want(t, "stream", 0, `task ID (context ID): submitted
 status: working
+chunk 1 chunk 2 chunk 3 
+status: completed
+`, "")
+	send("stream 3", cli.SendOptions{Events: true}).want(t, "stream, events", 0, `task ID (context ID): submitted
+status: working
 artifact ID: chunk 1 
 artifact ID: chunk 2 
 artifact ID: chunk 3 

@@ -78,9 +78,17 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("caddy a2a --help lacks %s: exit %d:\n%s", sub, code, out)
 		}
 	}
+	// Caddy's footer points to its site, which does not document a2a.
+	const footer = "\nFull documentation is available at:\nhttps://github.com/caddy-a2a/caddy-a2a#readme\n"
+	for _, args := range [][]string{{"a2a", "--help"}, {"help", "a2a"}, {"a2a", "send", "--help"}, {"a2a", "serve", "--help"}} {
+		code, out, _ = caddy(t, args...)
+		if code != 0 || !strings.HasSuffix(out, "\n"+footer) || strings.Contains(out, "caddyserver.com") {
+			t.Errorf("caddy %v: exit %d, the help ends:\n%s", args, code, out[max(0, len(out)-200):])
+		}
+	}
 	for sub, usage := range map[string]string{
 		"serve": "caddy a2a serve --to <upstream-url> [--from <addr>]",
-		"send":  "caddy a2a send <url> <text> [--stream] [--task <id>]",
+		"send":  "caddy a2a send <url> <text> [--stream] [--events] [--task <id>]",
 		"card":  "caddy a2a card <url> [--json]",
 	} {
 		code, out, _ = caddy(t, "a2a", sub, "--help")
