@@ -301,6 +301,21 @@
     refreshTasks();
   }
 
+  // taskCell shows as much of a task id as tells tasks apart: the end,
+  // since a UUIDv7 starts with its creation time, alike for every task
+  // of a minute. The whole id is its title and what a copy of it takes.
+  function taskCell(id) {
+    const shown = id.length > 13 ? `…${id.slice(-12)}` : id;
+    const cell = el('td', { className: 'task-id', title: id }, el('code', {}, shown));
+    cell.addEventListener('copy', (ev) => {
+      const sel = getSelection();
+      if (!sel.rangeCount || !cell.contains(sel.getRangeAt(0).commonAncestorContainer)) return;
+      ev.clipboardData.setData('text/plain', id);
+      ev.preventDefault();
+    });
+    return cell;
+  }
+
   async function refreshTasks() {
     const body = $('tasks').tBodies[0];
     let res;
@@ -318,7 +333,7 @@
           el('button', { type: 'button', className: 'cancel', onclick: () => cancel(t.id) }, 'cancel'),
           el('button', { type: 'button', className: 'resubscribe', onclick: () => resubscribe(t.id) }, 'resubscribe'));
       }
-      const row = el('tr', {}, el('td', { title: t.id }, el('code', {}, t.id.slice(0, 8))),
+      const row = el('tr', {}, taskCell(t.id),
         el('td', { className: 'state' }, st), el('td', {}, (t.status && t.status.timestamp) || ''), actions);
       row.dataset.task = t.id;
       return row;
