@@ -189,9 +189,13 @@ func TestReplicasIdleSendsNothing(t *testing.T) {
 			if d > 1 {
 				t.Errorf("%d × %s while idle: reconnecting", d, name)
 			}
-		case "zrangebyscore": // the orphan check, every 2 s
+		case "zrangebyscore", "evalsha": // the orphan check, a script, every 2 s
 			if d > 3 {
-				t.Errorf("%d orphan checks in 4 s (lease 4s: one every 2 s)", d)
+				t.Errorf("%d × %s in 4 s (lease 4s: one orphan check every 2 s)", d, name)
+			}
+		case "eval", "hmget", "zrem": // the check's first run loads its script; what it reads and drops
+			if d > 3 {
+				t.Errorf("%d × %s in 4 s", d, name)
 			}
 		case "zadd", "zmscore": // the running task's lease renewal, every 4/3 s
 			if d > 4 {
@@ -208,8 +212,10 @@ func TestReplicasIdleSendsNothing(t *testing.T) {
 		t.Fatalf("send: %+v", done)
 	}
 	after = commandCounts(t, port)
-	if d := after["evalsha"] - before["evalsha"]; d != 2 {
-		t.Errorf("a blocking send ran %d scripts, want 2", d)
+	// An orphan check (a script too, every 2 s) may run meanwhile.
+	scripts := after["evalsha"] + after["eval"] - before["evalsha"] - before["eval"]
+	if scripts != 2 && scripts != 3 {
+		t.Errorf("a blocking send ran %d scripts, want 2 (3 with an orphan check)", scripts)
 	}
 	for name, n := range after {
 		d := n - before[name]
@@ -220,7 +226,9 @@ func TestReplicasIdleSendsNothing(t *testing.T) {
 			if d > 1 {
 				t.Errorf("a blocking send ran %d × %s: reconnecting", d, name)
 			}
-		case d > 0 && !strings.Contains(" evalsha info ping zrangebyscore zadd zmscore zcard xadd hset hmget exists zrem publish pexpire time ", " "+name+" "):
+		// get: the write that starts a turn checks the context key in its
+		// script (a Redis that lost the key gets it back).
+		case d > 0 && !strings.Contains(" evalsha eval info ping zrangebyscore zadd zmscore zcard xadd hset hmget exists zrem publish pexpire time get ", " "+name+" "):
 			t.Errorf("a blocking send ran %d × %s", d, name)
 		}
 	}
