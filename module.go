@@ -243,6 +243,7 @@ type Handler struct {
 	upstream  UpstreamModule
 	store     StoreModule
 	claim     *mountClaim
+	paths     *pathClaim
 	logger    *zap.Logger
 	server    string // the HTTP server's name, for the logs
 	unload    context.Context
@@ -394,8 +395,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision fills the defaults, resolves the global placeholders of url,
-// loads the upstream and then the store (whose sharing scope names the
-// upstream) and claims the mount's sharing scope in this config. The
+// claims the mount's paths in its route list (paths.go), loads the
+// upstream and then the store (whose sharing scope names the upstream)
+// and claims the mount's sharing scope in this config. The
 // guest modules check their own settings as Caddy loads them; the
 // handler's are checked by Validate.
 func (h *Handler) Provision(ctx caddy.Context) error {
@@ -415,6 +417,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := h.provisionJWKS(); err != nil {
+		return err
+	}
+	// Before the store's claim: two mounts on one path would also share
+	// a scope, and the path is what to fix.
+	var err error
+	if h.paths, err = h.claimPaths(ctx); err != nil {
 		return err
 	}
 	if len(h.UpstreamRaw) == 0 {
@@ -734,7 +742,8 @@ func (h *Handler) extendedCardOptions() *handler.ExtendedCardOptions {
 	}
 }
 
-// Cleanup releases the mount's claim on its sharing scope. The store and
+// Cleanup releases the mount's claims on its sharing scope and its
+// paths. The store and
 // the upstream are guest modules, which Caddy cleans up itself: the last
 // config using a store closes its runner (ending runs) and then the store.
 // It is also called after a failed Provision, so it tolerates a partial
@@ -749,6 +758,8 @@ func (h *Handler) Cleanup() error {
 	}
 	h.claim.release()
 	h.claim = nil
+	h.paths.release()
+	h.paths = nil
 	return nil
 }
 

@@ -18,11 +18,13 @@ http://:9080 {
 	}
 	a2a {
 		upstream {{.Data}}
-		rpc_path /data`+skillBlock+`
+		rpc_path /data
+		card_path /data.json`+skillBlock+`
 	}
 	a2a {
 		upstream {{.Stream}}
-		rpc_path /stream`+skillBlock+`
+		rpc_path /stream
+		card_path /stream.json`+skillBlock+`
 	}
 }
 `, map[string]any{"Text": text.URL(), "Data": data.URL(), "Stream": stream.URL()})
@@ -392,19 +394,22 @@ func TestFailingUpstreams(t *testing.T) {
 http://:9080 {
 	a2a {
 		upstream {{.Fail}}
-		rpc_path /fail`+skillBlock+`
+		rpc_path /fail
+		card_path /fail.json`+skillBlock+`
 	}
 	a2a {
 		upstream {{.Slow}} {
 			timeout 300ms
 		}
-		rpc_path /slow`+skillBlock+`
+		rpc_path /slow
+		card_path /slow.json`+skillBlock+`
 	}
 	a2a {
 		upstream {{.Dead}} {
 			timeout 2s
 		}
-		rpc_path /dead`+skillBlock+`
+		rpc_path /dead
+		card_path /dead.json`+skillBlock+`
 	}
 }
 `, map[string]any{"Fail": fail.URL(), "Dead": deadURL(t), "Slow": slow.URL()})
@@ -421,7 +426,9 @@ http://:9080 {
 			}
 			// "500 " (the status line's code and a space): a bare "500"
 			// also matches random hex in the task's UUIDs.
-			for _, leak := range []string{"SECRET", "hunter2", "500 ", "connection refused", "dial tcp"} {
+			// Nor the log's words for the failure: "the agent at …", "did
+			// not finish within `timeout 300ms`".
+			for _, leak := range []string{"SECRET", "hunter2", "500 ", "connection refused", "dial tcp", "the agent at", "did not finish"} {
 				if strings.Contains(string(ans.Body), leak) {
 					t.Errorf("answer leaks %q: %s", leak, ans.Body)
 				}
