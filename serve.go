@@ -108,15 +108,20 @@ func (h *Handler) refuseMediaType(w http.ResponseWriter, r *http.Request, ct str
 // warnAnonymous tells the operator, once per config load, that this
 // mount answers callers without an identity: every one of them is the
 // same anonymous owner. Often that is an oversight (an auth directive
-// whose matcher misses rpc_path); nothing changes for the caller.
+// whose matcher misses rpc_path); nothing changes for the caller. It
+// names the empty ListTasks, the symptom that brings an operator here:
+// anonymous callers would otherwise list one another's tasks.
 func (h *Handler) warnAnonymous() {
 	if h.logger == nil {
 		return
 	}
-	h.logger.Warn("a2a: the A2A endpoint is served to anonymous callers (the owner placeholder is empty on a request); "+
-		"to gate it, put basic_auth or forward_auth in front of rpc_path (and rest_path): see the README, \"Public card, gated RPC\"",
-		zap.String("rpc_path", h.RPCPath), zap.String("rest_path", h.RESTPath), zap.String("owner", h.Owner))
+	h.logger.Warn(anonymousWarning, zap.String("rpc_path", h.RPCPath), zap.String("rest_path", h.RESTPath), zap.String("owner", h.Owner))
 }
+
+// anonymousWarning is warnAnonymous's message.
+const anonymousWarning = "a2a: the A2A endpoint is served to anonymous callers (the owner placeholder is empty on a request), " +
+	"whose ListTasks is always empty; to gate it, put basic_auth or forward_auth in front of rpc_path (and rest_path): " +
+	"see the README, \"Public card, gated RPC\""
 
 // exactBodyMax is the largest declared body length allocated at once.
 // Nearly every JSON-RPC request is smaller, and takes one allocation of
