@@ -57,6 +57,14 @@
 //     they do nothing for Message replies. A streaming send opens at once,
 //     carries heartbeats while the agent works, then exactly one frame (no
 //     SSE id: there is no log to resume) and closes.
+//   - Direct answers (Options.Reply = ReplyAuto) let the agent choose, turn
+//     by turn: a turn that starts a task has its task created by the run,
+//     once the agent's first event shows what the turn is; an answer the
+//     agent marks as a message (upstream.EventMessage) is one Message, as
+//     a message reply's, and nothing is stored. The wait for that first
+//     event is the cost: a non-blocking or streaming send answers once the
+//     agent has begun answering. A turn that continues a task is a task's
+//     turn: a marked answer there fails the task.
 //   - Every SSE frame (heartbeats included) must be written within
 //     Options.WriteTimeout (30s) of its start, or the stream ends: a client
 //     that stops reading does not pin a stream. A config unload ends open
