@@ -126,14 +126,13 @@ func TestReplicasSubscribeInterrupted(t *testing.T) {
 	}
 }
 
-// A stream opened on A, dropped after 3 chunks, resubscribed on B with
-// Last-Event-ID: exactly the remaining events, once each, in order.
-func TestReplicasResubscribe(t *testing.T) {
-	ag, ra, rb := pair(t)
-	for range 3 {
-		ag.next <- struct{}{}
-	}
-	s, drop := stream(t, ra.URL(), "alice", "SendStreamingMessage", map[string]any{"message": message("stream 5", "")}, "")
+// streamUntil streams alice's "stream 5" at url until the frame that
+// describe calls want, then drops the stream: the task's id and that
+// frame (its SSE id is where a resume starts).
+func streamUntil(t *testing.T, url, want string) (string, frame) {
+	t.Helper()
+	s, drop := stream(t, url, "alice", "SendStreamingMessage", map[string]any{"message": message("stream 5", "")}, "")
+	defer drop()
 	first, _ := nextFrame(t, s)
 	var head struct {
 		Result struct {
@@ -144,15 +143,25 @@ func TestReplicasResubscribe(t *testing.T) {
 		t.Fatalf("first frame %q: %v", first.data, err)
 	}
 	last := first
-	for describe(t, last) != "artifact:c3 " {
+	for describe(t, last) != want {
 		f, ok := nextFrame(t, s)
 		if !ok {
-			t.Fatal("the stream on A ended before the third chunk")
+			t.Fatalf("the stream ended before %s", want)
 		}
 		last = f
 	}
-	drop()
-	r, _ := stream(t, rb.URL(), "alice", "SubscribeToTask", map[string]any{"id": head.Result.Task.ID}, last.id)
+	return head.Result.Task.ID, last
+}
+
+// A stream opened on A, dropped after 3 chunks, resubscribed on B with
+// Last-Event-ID: exactly the remaining events, once each, in order.
+func TestReplicasResubscribe(t *testing.T) {
+	ag, ra, rb := pair(t)
+	for range 3 {
+		ag.next <- struct{}{}
+	}
+	id, last := streamUntil(t, ra.URL(), "artifact:c3 ")
+	r, _ := stream(t, rb.URL(), "alice", "SubscribeToTask", map[string]any{"id": id}, last.id)
 	ag.next <- struct{}{}
 	ag.next <- struct{}{}
 	var rest []string
@@ -177,25 +186,7 @@ func TestReplicasResubscribe(t *testing.T) {
 func TestReplicasResumeAppliesOnce(t *testing.T) {
 	ag, ra, rb := pair(t)
 	ag.next <- struct{}{}
-	s, drop := stream(t, ra.URL(), "alice", "SendStreamingMessage", map[string]any{"message": message("stream 5", "")}, "")
-	first, _ := nextFrame(t, s)
-	var head struct {
-		Result struct {
-			Task task `json:"task"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal([]byte(first.data), &head); err != nil || head.Result.Task.ID == "" {
-		t.Fatalf("first frame %q: %v", first.data, err)
-	}
-	id, last := head.Result.Task.ID, first
-	for describe(t, last) != "artifact:c1 " {
-		f, ok := nextFrame(t, s)
-		if !ok {
-			t.Fatal("the stream on A ended before the first chunk")
-		}
-		last = f
-	}
-	drop()
+	id, last := streamUntil(t, ra.URL(), "artifact:c1 ")
 	ag.next <- struct{}{}
 	ag.next <- struct{}{}
 	deadline := time.Now().Add(10 * time.Second)
