@@ -8,6 +8,7 @@
 //   A2A_BASIC_AUTH  an Authorization value basic_auth accepts
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mustEnv } from './env.js';
 import * as jose from 'jose';
 import {
   ClientFactory,
@@ -21,12 +22,6 @@ const BASIC = mustEnv('A2A_BASIC_URL');
 const BEARER = mustEnv('A2A_BEARER_URL');
 const BASIC_AUTH = mustEnv('A2A_BASIC_AUTH');
 const TIMEOUT = { timeout: 20_000 };
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run these tests through interop/run.sh or go test in interop/`);
-  return v;
-}
 
 // withAuth is a fetch that sends authorization on every request.
 function withAuth(authorization) {

@@ -6,6 +6,7 @@
 //   AGENT_CONTROL_URL the scripted agent's /control endpoints (gates, calls)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mustEnv } from './env.js';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -22,12 +23,6 @@ const REST = mustEnv('A2A_REST_URL');
 const REST_PATH = '/a2a/rest/';
 const CONTROL = mustEnv('AGENT_CONTROL_URL');
 const TIMEOUT = { timeout: 20_000 };
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run these tests through interop/run.sh or go test in interop/`);
-  return v;
-}
 
 const V10 = {
   version: '1.0',

@@ -8,6 +8,7 @@
 // Both mounts take the owner from X-Caller.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mustEnv } from './env.js';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -23,12 +24,6 @@ const LEGACY = mustEnv('A2A_DIRECT_LEGACY_URL');
 const CONTROL = mustEnv('AGENT_CONTROL_URL');
 const REST_PATH = '/a2a/rest/';
 const TIMEOUT = { timeout: 20_000 };
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run these tests through interop/run.sh or go test in interop/`);
-  return v;
-}
 
 const setups = [
   {

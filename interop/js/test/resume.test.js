@@ -9,6 +9,7 @@
 //   AGENT_CONTROL_URL the scripted agent's /control endpoints (gates)
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mustEnv } from './env.js';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -24,12 +25,6 @@ const LEGACY = mustEnv('A2A_LEGACY_URL');
 const REST = mustEnv('A2A_REST_URL');
 const CONTROL = mustEnv('AGENT_CONTROL_URL');
 const TIMEOUT = { timeout: 20_000 };
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run these tests through interop/run.sh or go test in interop/`);
-  return v;
-}
 
 // frame turns one SSE data line of any of the three wires into one
 // vocabulary, so the expected frames are written once.
