@@ -18,6 +18,7 @@ require (
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/mholt/caddy-ratelimit v0.1.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect

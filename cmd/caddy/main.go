@@ -10,6 +10,11 @@ import (
 
 	// The a2a handler (http.handlers.a2a and the a2a directive).
 	_ "github.com/caddy-a2a/caddy-a2a"
+
+	// Rate limits (http.handlers.rate_limit and the rate_limit directive):
+	// the README's gated endpoints limit their RPC with it, so every
+	// complete example runs on this binary as written.
+	_ "github.com/mholt/caddy-ratelimit"
 )
 
 func main() {
