@@ -14,9 +14,10 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
-// The examples use mholt/caddy-ratelimit, a plugin this module is not built
-// with: a stand-in directive that takes its block lets them adapt, so the
-// test proves what it is about (formatting keeps every block whole).
+// The examples use mholt/caddy-ratelimit, a plugin cmd/caddy is built with
+// but this package is not: a stand-in directive that takes its block lets
+// them adapt here, so the test proves what it is about (formatting keeps
+// every block whole); the examples package loads them with cmd/caddy.
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("rate_limit", func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 		for h.Next() {
@@ -31,7 +32,8 @@ func init() {
 var fencedCaddyfile = regexp.MustCompile("(?s)```caddyfile\n(.*?)```")
 
 // TestCaddyfilesAreFormatted: every Caddyfile the project shows a user
-// (Caddyfile.example, the README's and xcaddy.md's examples, the adapt
+// (Caddyfile.example, the examples of the README and of every page under
+// docs/, the adapt
 // goldens) is exactly what `caddy fmt` prints, and still adapts as before
 // once formatted. Caddy warns about an unformatted Caddyfile at every
 // start, and a user who then runs `caddy fmt --overwrite` must not get a
@@ -49,7 +51,11 @@ func TestCaddyfilesAreFormatted(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs = append(docs, doc{name: "Caddyfile.example", src: string(example)})
-	for _, page := range []string{"README.md", "xcaddy.md"} {
+	docPages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range append([]string{"README.md"}, docPages...) {
 		b, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)

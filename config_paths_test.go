@@ -92,19 +92,19 @@ func a2aSays(err error) string {
 	return s
 }
 
-// TestREADMEJSONExample: the README's JSON handler with both modules
+// TestREADMEJSONExample: docs/json-config.md's JSON handler with both modules
 // written out loads (`caddy validate`), and the same handler without
 // "kind" and "type" loads as well.
 func TestREADMEJSONExample(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("docs/json-config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "## JSON config: `store` and `upstream` modules")
+	_, section, ok := strings.Cut(string(b), "# JSON config: `store` and `upstream` modules")
 	_, block, ok2 := strings.Cut(section, "```json\n")
 	block, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("no JSON example in the README's module section")
+		t.Fatal("no JSON example in docs/json-config.md")
 	}
 	var h map[string]any
 	if err := json.Unmarshal([]byte(block), &h); err != nil {

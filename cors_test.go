@@ -530,7 +530,7 @@ func TestAnonymousWarning(t *testing.T) {
 	// It names the empty ListTasks, which nothing else explains.
 	if want := "a2a: the A2A endpoint is served to anonymous callers (the owner placeholder is empty on a request), " +
 		"whose ListTasks is always empty; to gate it, put basic_auth or forward_auth in front of rpc_path (and rest_path): " +
-		`see the README, "Public card, gated RPC"`; entries[0].Message != want {
+		`see docs/gating.md, "Public card, gated RPC"`; entries[0].Message != want {
 		t.Errorf("warning %q, want %q", entries[0].Message, want)
 	}
 	if f := entries[0].ContextMap(); f["rpc_path"] != "/a2a" || f["owner"] != "{http.request.header.X-User}" {

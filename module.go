@@ -3,7 +3,7 @@
 // and routing; this module serves the Agent Card and the JSON-RPC endpoint
 // of both A2A wire versions (0.3 and 1.0) and calls the agent behind it
 // through an upstream guest module (the http kind speaks the agent
-// contract of the README, "The agent upstream contract").
+// contract of docs/contract.md).
 //
 // It is the repository's Caddy adapter, the only package that imports
 // Caddy, and it configures like Caddy's own handlers: the Caddyfile parser

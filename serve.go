@@ -121,7 +121,7 @@ func (h *Handler) warnAnonymous() {
 // anonymousWarning is warnAnonymous's message.
 const anonymousWarning = "a2a: the A2A endpoint is served to anonymous callers (the owner placeholder is empty on a request), " +
 	"whose ListTasks is always empty; to gate it, put basic_auth or forward_auth in front of rpc_path (and rest_path): " +
-	"see the README, \"Public card, gated RPC\""
+	"see docs/gating.md, \"Public card, gated RPC\""
 
 // exactBodyMax is the largest declared body length allocated at once.
 // Nearly every JSON-RPC request is smaller, and takes one allocation of

@@ -70,7 +70,7 @@ const (
 const DefaultTimeout = httpagent.DefaultTimeout
 
 // HTTPUpstream is the upstream module a2a.upstreams.http: the agent
-// contract the README describes (POST <url>, plain or NDJSON/SSE answer),
+// contract docs/contract.md describes (POST <url>, plain or NDJSON/SSE answer),
 // over Caddy's reverse_proxy HTTP transport.
 type HTTPUpstream struct {
 	// URL is the absolute http(s) URL the agent is called at. Global
@@ -528,7 +528,7 @@ func readTransport(raw json.RawMessage) (transportConfig, error) {
 //     transport's own setting is the same knob: set in one place it
 //     counts; set in both, Validate refuses the config, as neither could
 //     be said to win. Caddy's HTTP/3 transport keeps quic-go's own cap
-//     (10MB), as the README says, so nothing is set there.
+//     (10MB), as docs/caddyfile.md says, so nothing is set there.
 func (tc *transportConfig) withDefaults(capSize int64) json.RawMessage {
 	m := make(map[string]json.RawMessage, len(tc.m)+2)
 	for k, v := range tc.m {

@@ -62,7 +62,7 @@ type PushListResult struct {
 	NextPageToken string
 }
 
-// The bounds of a push config's members (README: limits). The URL and
+// The bounds of a push config's members (docs/security.md, the limits table). The URL and
 // the secrets are kept with the task and sent with every delivery; the
 // token, scheme and credentials become header values, so they must be
 // printable ASCII.

@@ -76,7 +76,7 @@ type Options struct {
 	Observe func(Outcome)
 }
 
-// The dispatcher's defaults, written once (the README's limits table
+// The dispatcher's defaults, written once (docs/security.md's limits table
 // names them).
 const (
 	DefaultWorkers    = 32

@@ -3,7 +3,7 @@
 // (the kind-neutral Event model), and Rules are what those events are held
 // to before anything of them is relayed or stored. Each kind lives in a
 // package of its own below this one (upstream/http: the agent contract the
-// README describes, plain answers and NDJSON/SSE event streams).
+// docs/contract.md describes, plain answers and NDJSON/SSE event streams).
 package upstream
 
 import (

@@ -12,7 +12,7 @@ import (
 	_ "github.com/caddy-a2a/caddy-a2a"
 
 	// Rate limits (http.handlers.rate_limit and the rate_limit directive):
-	// the README's gated endpoints limit their RPC with it, so every
+	// the documentation's gated endpoints limit their RPC with it, so every
 	// complete example runs on this binary as written.
 	_ "github.com/mholt/caddy-ratelimit"
 )

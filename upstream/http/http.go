@@ -1,5 +1,5 @@
 // Package httpagent is the http kind of upstream: the agent contract the
-// README describes ("The agent upstream contract"), one POST per run
+// documentation describes (docs/contract.md), one POST per run
 // answered with a plain body or an NDJSON/SSE stream of event objects,
 // each held to the agent-output rules of package upstream.
 package httpagent
