@@ -17,10 +17,11 @@ import (
 // passes the rest on, so of two mounts of one route list (a site's
 // directives, or one handle block's) that claim one path, the second never
 // answers it; both pass `caddy validate` unless a Provision compares them.
-// A handler cannot see its site's address or its route's matchers, but its
-// ancestry names the module holding its route list (a site's subroute,
-// or the HTTP app for a server's own routes): mounts of other sites, or
-// of other handle blocks, are not compared. Keyed as scopes is, by the
+// A handler cannot see its site's address, but its ancestry names the
+// module holding its route list (a site's subroute, or the HTTP app for a
+// server's own routes): mounts of other sites, or of other handle blocks,
+// are not compared; nor are mounts whose own routes have different
+// matchers (`a2a @host1 {…}` and `a2a @host2 {…}`). Keyed as scopes is, by the
 // config load's Done channel; Cleanup releases.
 var routeLists = struct {
 	sync.Mutex
@@ -41,6 +42,11 @@ type pathClaim struct {
 	key   routeListKey
 	mount string // describeMount's
 	paths []claimedPath
+	// matchers are those of the mount's own route (a matcher on the a2a
+	// line: `a2a @host1 {…}`), nil for none or unknown. Mounts whose
+	// routes match differently may both answer a path; mounts with the
+	// same matchers (none, most often) cannot.
+	matchers caddyhttp.MatcherSets
 }
 
 // claimedPath is one path a mount answers (prefix: every path that
@@ -128,17 +134,24 @@ func (h *Handler) claimPaths(ctx caddy.Context) (*pathClaim, error) {
 			key.holder = holder
 		}
 	}
-	c := &pathClaim{key: key, mount: h.describeMount(ctx), paths: h.claimedPaths()}
+	c := &pathClaim{key: key, mount: h.describeMount(ctx), paths: h.claimedPaths(), matchers: ownMatchers(key.holder, srv)}
 
 	routeLists.Lock()
 	defer routeLists.Unlock()
 	for _, first := range routeLists.byList[key] {
+		// reflect.DeepEqual of provisioned matchers: equal for the
+		// same path, host, header… sets. Matchers it cannot tell
+		// equal (a func inside an expression's program) leave the
+		// mounts uncompared, as mounts in different handle blocks are.
+		if !reflect.DeepEqual(first.matchers, c.matchers) {
+			continue
+		}
 		for _, fp := range first.paths {
 			for _, p := range c.paths {
 				if at := overlap(fp, p); at != "" {
 					return nil, fmt.Errorf("%s would never answer %s (its %s): %s, before it in the same site, answers there (its %s); "+
 						"give each mount of a site its own card_path, rpc_path, rest_path, inspector path and at most one of them grpc, "+
-						"or put each in its own handle block when a matcher keeps them apart",
+						"or keep them apart with a different matcher on each a2a line (a2a @name {…}) or a handle block each",
 						c.mount, at, p.setting, first.mount, fp.setting)
 				}
 			}
@@ -146,6 +159,33 @@ func (h *Handler) claimPaths(ctx caddy.Context) (*pathClaim, error) {
 	}
 	routeLists.byList[key] = append(routeLists.byList[key], c)
 	return c, nil
+}
+
+// ownMatchers returns the matchers of the route being provisioned in the
+// route list holder keeps (a subroute's, or srv's own routes and error
+// routes). Caddy provisions a list's handlers route by route and clears
+// each route's HandlersRaw once its handlers are loaded, after its
+// matchers: the first route still holding HandlersRaw is the one whose
+// handler (this mount) is being provisioned. nil when none is found.
+func ownMatchers(holder any, srv *caddyhttp.Server) caddyhttp.MatcherSets {
+	var lists []caddyhttp.RouteList
+	switch h := holder.(type) {
+	case *caddyhttp.Subroute:
+		lists = append(lists, h.Routes)
+	case *caddyhttp.App:
+		lists = append(lists, srv.Routes)
+		if srv.Errors != nil {
+			lists = append(lists, srv.Errors.Routes)
+		}
+	}
+	for _, list := range lists {
+		for i := range list {
+			if list[i].HandlersRaw != nil {
+				return list[i].MatcherSets
+			}
+		}
+	}
+	return nil
 }
 
 // release drops the claim (nil: no claim).

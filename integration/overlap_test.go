@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 // overlapHint ends every refusal of two mounts on one path.
 const overlapHint = "; give each mount of a site its own card_path, rpc_path, rest_path, inspector path and at most one of them grpc, " +
-	"or put each in its own handle block when a matcher keeps them apart"
+	"or keep them apart with a different matcher on each a2a line (a2a @name {…}) or a handle block each"
 
 // twoMounts is a site of two a2a blocks, each with the given settings.
 func twoMounts(agent, first, second string) string {
@@ -63,14 +64,28 @@ func TestOverlappingMountsRefused(t *testing.T) {
 			}
 		})
 	}
+	// The same matcher on both a2a lines keeps nothing apart.
+	sameMatcher := "http://:9080 {\n\t@local host localhost\n" + matchedMount("@local", a.URL(), "rpc_path /one") +
+		matchedMount("@local", a.URL(), "rpc_path /two") + "}\n"
+	want := mount("/two") + " would never answer /.well-known/agent-card.json (its card_path): " + mount("/one") +
+		", before it in the same site, answers there (its card_path)" + overlapHint
+	if got := loadError(t, sameMatcher); !strings.HasSuffix(got, ": "+want) {
+		t.Errorf("same matcher: load error\n%s\nwant it to end with\n%s", got, want)
+	}
 	if task := send10(t, base+"/a2a", msg10("still here", "", "")); task.text() != "Hello, still here" {
 		t.Errorf("after refused loads: %q", task.text())
 	}
 }
 
+// matchedMount is an a2a block with a matcher on its directive line.
+func matchedMount(matcher, agent, settings string) string {
+	return "\ta2a " + matcher + " {\n\t\tupstream " + agent + skillBlock + "\n\t\t" + settings + "\n\t}\n"
+}
+
 // TestSeparateMountsLoad: two a2a blocks of one site on paths of their
 // own load and both answer; so do two sites of one server (one listener,
-// two hosts) with the same paths, and the same paths in two handle blocks.
+// two hosts) with the same paths, the same paths in two handle blocks, and
+// two a2a blocks of one site that different matchers keep apart.
 func TestSeparateMountsLoad(t *testing.T) {
 	a, b := textAgent(t), textAgent(t)
 	load(t, twoMounts(a.URL(), "rpc_path /one\n\t\tcard_path /one.json\n\t\trest_path /one/rest",
@@ -104,6 +119,22 @@ func TestSeparateMountsLoad(t *testing.T) {
 	for _, p := range []string{"/x", "/y"} {
 		if task := send10(t, base+p+"/a2a", msg10("hi", "", "")); task.text() != "Hello, hi" {
 			t.Errorf("%s: %q", p, task.text())
+		}
+	}
+
+	// Matchers on the a2a lines: each host reaches its own agent.
+	prefixed := func(prefix string) *agent {
+		return newAgent(t, func(w http.ResponseWriter, _ *http.Request, c agentCall) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, prefix+c.inputText())
+		})
+	}
+	one, two := prefixed("ONE "), prefixed("TWO ")
+	load(t, "http://:9080 {\n\t@one host localhost\n\t@two host 127.0.0.1\n"+
+		matchedMount("@one", one.URL(), "")+matchedMount("@two", two.URL(), "")+"}\n", nil)
+	for host, want := range map[string]string{"localhost": "ONE hi", "127.0.0.1": "TWO hi"} {
+		if task := send10(t, "http://"+host+":9080/a2a", msg10("hi", "", "")); task.text() != want {
+			t.Errorf("%s: %q, want %q", host, task.text(), want)
 		}
 	}
 }
