@@ -16,15 +16,15 @@ import (
 // mdLink is a Markdown link or image outside code: its target.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// TestDocLinks follows every relative link of README.md, BENCHMARKS.md and
-// the pages under docs/: the file it names exists, and the anchor it names
+// TestDocLinks follows every relative link of README.md, BENCHMARKS.md,
+// xcaddy.md (a pointer to docs/xcaddy.md) and the pages under docs/: the file it names exists, and the anchor it names
 // is a heading of that page (as GitHub spells it).
 func TestDocLinks(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := append(pages(t, root), "BENCHMARKS.md")
+	names := append(pages(t, root), "BENCHMARKS.md", "xcaddy.md")
 	anchors := map[string]map[string]bool{}
 	for _, n := range names {
 		anchors[filepath.Join(root, n)] = headingAnchors(t, filepath.Join(root, n))
