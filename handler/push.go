@@ -112,8 +112,12 @@ func (e *Service) checkPushURL(ctx context.Context, field, url string) *protocol
 
 // SetPushConfig stores a config for the caller's task (create/set),
 // replacing one with the same id; its deliveries take the body shape of
-// the version it was set in (p.Version).
+// the version it was set in (p.Version). Without push it is -32003, as
+// Admit answers before any binding gets here.
 func (e *Service) SetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
+	if !e.pushEnabled() {
+		return nil, protocol.ErrPushNotSupported()
+	}
 	if perr := e.checkPushURL(ctx, "url", p.URL); perr != nil {
 		return nil, perr
 	}
@@ -403,47 +407,4 @@ func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPu
 		d.Sign = func(h http.Header, body []byte) error { return po.Sign(h, body, task, url, iss) }
 	}
 	return d
-}
-
-// CallPush runs push method m (set, get, list, delete) on params decoded
-// with codec, for every binding alike: the result appends the answer in
-// codec's shape; for delete it is nil, each binding writing its own empty
-// answer (JSON-RPC null, HTTP+JSON {}, gRPC Empty).
-func (e *Service) CallPush(ctx context.Context, c Caller, codec protocol.Codec, m protocol.Method, params json.RawMessage) (func(dst []byte) []byte, *protocol.Error) {
-	switch m {
-	case protocol.MethodPushSet:
-		p, err := codec.DecodePushConfig(params)
-		if err != nil {
-			return nil, protocol.ParamsError(err)
-		}
-		cfg, perr := e.SetPushConfig(ctx, c, p)
-		if perr != nil {
-			return nil, perr
-		}
-		return func(dst []byte) []byte { return codec.AppendPushConfig(dst, cfg) }, nil
-	case protocol.MethodPushGet, protocol.MethodPushDelete:
-		p, err := codec.DecodePushConfigID(params, m == protocol.MethodPushDelete)
-		if err != nil {
-			return nil, protocol.ParamsError(err)
-		}
-		if m == protocol.MethodPushDelete {
-			return nil, e.DeletePushConfig(ctx, c, p)
-		}
-		cfg, perr := e.GetPushConfig(ctx, c, p)
-		if perr != nil {
-			return nil, perr
-		}
-		return func(dst []byte) []byte { return codec.AppendPushConfig(dst, cfg) }, nil
-	case protocol.MethodPushList:
-		p, err := codec.DecodePushList(params)
-		if err != nil {
-			return nil, protocol.ParamsError(err)
-		}
-		res, perr := e.ListPushConfigs(ctx, c, p)
-		if perr != nil {
-			return nil, perr
-		}
-		return func(dst []byte) []byte { return codec.AppendPushList(dst, res) }, nil
-	}
-	return nil, protocol.ErrMethodNotFound("")
 }

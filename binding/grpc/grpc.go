@@ -28,6 +28,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/call"
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -151,191 +152,127 @@ func result[M proto.Message](appendResult func([]byte) []byte, msg M) (M, error)
 // is to find, not a member to drop.
 var unmarshal = protojson.UnmarshalOptions{}
 
-// SendMessage implements a2apb.A2AServiceServer.
-func (b *Binding) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	c, err := b.start(ctx, protocol.MethodSend)
+// unary calls unary method m of the version-v service through the method
+// table, with the params params builds (after the version check, as every
+// binding orders them), its answer read into out (left empty for an Empty
+// answer: a delete's).
+func unary[M proto.Message](b *Binding, ctx context.Context, v protocol.Version, m protocol.Method, params func() ([]byte, error), out M) (M, error) {
+	c, err := b.startVersion(ctx, m, v)
+	if err != nil {
+		return out, err
+	}
+	js, err := params()
+	if err != nil {
+		return out, err
+	}
+	res, perr := call.Unary(ctx, b.svc, c, b.codecOf(v), m, js)
+	if perr != nil {
+		return out, statusError(perr)
+	}
+	if res.Empty() {
+		return out, nil
+	}
+	return result(res.Append, out)
+}
+
+// openStream opens streaming method m of the version-v service through
+// the method table. A2A's resume point travels as the metadata
+// last-event-id (the SSE bindings' header).
+func (b *Binding) openStream(ctx context.Context, v protocol.Version, m protocol.Method, params func() ([]byte, error)) (*handler.Stream, error) {
+	c, err := b.startVersion(ctx, m, v)
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.decodeSend(b.codec, req)
+	js, err := params()
 	if err != nil {
 		return nil, err
 	}
-	ev, perr := b.svc.SendMessage(ctx, c, p)
+	after := ""
+	if m == protocol.MethodSubscribe {
+		md, _ := metadata.FromIncomingContext(ctx)
+		if vs := md.Get("last-event-id"); len(vs) > 0 {
+			after = vs[0]
+		}
+	}
+	st, perr := call.Stream(ctx, b.svc, c, b.codecOf(v), m, js, after)
 	if perr != nil {
 		return nil, statusError(perr)
 	}
-	return result(func(dst []byte) []byte { return b.codec.AppendSendResult(dst, &ev) }, &a2apb.SendMessageResponse{})
+	return st, nil
 }
 
-// decodeSend reads a send request of either version with its codec.
-func (b *Binding) decodeSend(codec protocol.Codec, req proto.Message) (*protocol.SendParams, error) {
-	js, err := b.params(req)
-	if err != nil {
-		return nil, err
+// codecOf is the codec of version v's service.
+func (b *Binding) codecOf(v protocol.Version) protocol.Codec {
+	if v == protocol.V03 {
+		return b.codec03
 	}
-	p, derr := codec.DecodeSend(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	return p, nil
+	return b.codec
+}
+
+// paramsOf builds a request's params as its ProtoJSON.
+func (b *Binding) paramsOf(req proto.Message) func() ([]byte, error) {
+	return func() ([]byte, error) { return b.params(req) }
+}
+
+// SendMessage implements a2apb.A2AServiceServer.
+func (b *Binding) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	return unary(b, ctx, protocol.V10, protocol.MethodSend, b.paramsOf(req), &a2apb.SendMessageResponse{})
 }
 
 // GetTask implements a2apb.A2AServiceServer.
 func (b *Binding) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	c, err := b.start(ctx, protocol.MethodGetTask)
-	if err != nil {
-		return nil, err
-	}
-	js, err := b.params(req)
-	if err != nil {
-		return nil, err
-	}
-	p, derr := b.codec.DecodeGetTask(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	t, perr := b.svc.GetTask(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return b.codec.AppendTask(dst, t) }, &a2apb.Task{})
+	return unary(b, ctx, protocol.V10, protocol.MethodGetTask, b.paramsOf(req), &a2apb.Task{})
 }
 
 // ListTasks implements a2apb.A2AServiceServer.
 func (b *Binding) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	c, err := b.start(ctx, protocol.MethodListTasks)
-	if err != nil {
-		return nil, err
-	}
-	js, err := b.params(req)
-	if err != nil {
-		return nil, err
-	}
-	p, derr := b.codec.DecodeListTasks(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	res, perr := b.svc.ListTasks(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return b.codec.AppendListTasks(dst, res) }, &a2apb.ListTasksResponse{})
+	return unary(b, ctx, protocol.V10, protocol.MethodListTasks, b.paramsOf(req), &a2apb.ListTasksResponse{})
 }
 
 // CancelTask implements a2apb.A2AServiceServer.
 func (b *Binding) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	c, err := b.start(ctx, protocol.MethodCancelTask)
-	if err != nil {
-		return nil, err
-	}
-	p, err := b.decodeTaskID(req)
-	if err != nil {
-		return nil, err
-	}
-	t, perr := b.svc.CancelTask(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return b.codec.AppendTask(dst, t) }, &a2apb.Task{})
-}
-
-func (b *Binding) decodeTaskID(req proto.Message) (*protocol.TaskIDParams, error) {
-	js, err := b.params(req)
-	if err != nil {
-		return nil, err
-	}
-	p, derr := b.codec.DecodeTaskID(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	return p, nil
+	return unary(b, ctx, protocol.V10, protocol.MethodCancelTask, b.paramsOf(req), &a2apb.Task{})
 }
 
 // SendStreamingMessage implements a2apb.A2AServiceServer.
 func (b *Binding) SendStreamingMessage(req *a2apb.SendMessageRequest, ss grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx := ss.Context()
-	c, err := b.start(ctx, protocol.MethodStream)
+	st, err := b.openStream(ss.Context(), protocol.V10, protocol.MethodStream, b.paramsOf(req))
 	if err != nil {
 		return err
-	}
-	p, err := b.decodeSend(b.codec, req)
-	if err != nil {
-		return err
-	}
-	st, perr := b.svc.SendStreamingMessage(ctx, c, p)
-	if perr != nil {
-		return statusError(perr)
 	}
 	return b.serveStream(st, ss)
 }
 
-// SubscribeToTask implements a2apb.A2AServiceServer. A2A's resume point
-// travels as the metadata last-event-id (the SSE bindings' header).
+// SubscribeToTask implements a2apb.A2AServiceServer.
 func (b *Binding) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, ss grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx := ss.Context()
-	c, err := b.start(ctx, protocol.MethodSubscribe)
+	st, err := b.openStream(ss.Context(), protocol.V10, protocol.MethodSubscribe, b.paramsOf(req))
 	if err != nil {
 		return err
-	}
-	p, err := b.decodeTaskID(req)
-	if err != nil {
-		return err
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	after := ""
-	if v := md.Get("last-event-id"); len(v) > 0 {
-		after = v[0]
-	}
-	st, perr := b.svc.SubscribeToTask(ctx, c, p, after)
-	if perr != nil {
-		return statusError(perr)
 	}
 	return b.serveStream(st, ss)
 }
 
-// The push config methods: the service's CallPush, whatever version
-// (codec) asks. Without push, Admit refuses them as over every binding.
-
-// callPush runs push method m of version want on req, its answer read
-// into out (nil for delete, answered with Empty).
-func callPush[M proto.Message](b *Binding, ctx context.Context, want protocol.Version, codec protocol.Codec, m protocol.Method, req proto.Message, out M) (M, error) {
-	c, err := b.startVersion(ctx, m, want)
-	if err != nil {
-		return out, err
-	}
-	js, err := b.params(req)
-	if err != nil {
-		return out, err
-	}
-	res, perr := b.svc.CallPush(ctx, c, codec, m, js)
-	if perr != nil {
-		return out, statusError(perr)
-	}
-	if res == nil {
-		return out, nil
-	}
-	return result(res, out)
-}
+// The push config methods: without push, Admit refuses them as over
+// every binding.
 
 // CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (b *Binding) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushSet, req, &a2apb.TaskPushNotificationConfig{})
+	return unary(b, ctx, protocol.V10, protocol.MethodPushSet, b.paramsOf(req), &a2apb.TaskPushNotificationConfig{})
 }
 
 // GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (b *Binding) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushGet, req, &a2apb.TaskPushNotificationConfig{})
+	return unary(b, ctx, protocol.V10, protocol.MethodPushGet, b.paramsOf(req), &a2apb.TaskPushNotificationConfig{})
 }
 
 // ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
 func (b *Binding) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushList, req, &a2apb.ListTaskPushNotificationConfigsResponse{})
+	return unary(b, ctx, protocol.V10, protocol.MethodPushList, b.paramsOf(req), &a2apb.ListTaskPushNotificationConfigsResponse{})
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (b *Binding) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return callPush(b, ctx, protocol.V10, b.codec, protocol.MethodPushDelete, req, &emptypb.Empty{})
+	return unary(b, ctx, protocol.V10, protocol.MethodPushDelete, b.paramsOf(req), &emptypb.Empty{})
 }
 
 // GetExtendedAgentCard implements a2apb.A2AServiceServer: the 1.0 card

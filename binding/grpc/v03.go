@@ -8,7 +8,6 @@ import (
 
 	a2apb03 "github.com/a2aproject/a2a-go/a2apb"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
@@ -48,106 +47,40 @@ func taskParams(name string, historyLength int32) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// nameParams builds the params of a request naming its task "tasks/{id}".
+func nameParams(name string, historyLength int32) func() ([]byte, error) {
+	return func() ([]byte, error) { return taskParams(name, historyLength) }
+}
+
 // SendMessage implements a2apb03.A2AServiceServer.
 func (s *binding03) SendMessage(ctx context.Context, req *a2apb03.SendMessageRequest) (*a2apb03.SendMessageResponse, error) {
-	c, err := s.start(ctx, protocol.MethodSend)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.b.decodeSend(s.b.codec03, req)
-	if err != nil {
-		return nil, err
-	}
-	ev, perr := s.b.svc.SendMessage(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return s.b.codec03.AppendSendResult(dst, &ev) }, &a2apb03.SendMessageResponse{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodSend, s.b.paramsOf(req), &a2apb03.SendMessageResponse{})
 }
 
 // SendStreamingMessage implements a2apb03.A2AServiceServer.
 func (s *binding03) SendStreamingMessage(req *a2apb03.SendMessageRequest, ss grpc.ServerStreamingServer[a2apb03.StreamResponse]) error {
-	ctx := ss.Context()
-	c, err := s.start(ctx, protocol.MethodStream)
+	st, err := s.b.openStream(ss.Context(), protocol.V03, protocol.MethodStream, s.b.paramsOf(req))
 	if err != nil {
 		return err
-	}
-	p, err := s.b.decodeSend(s.b.codec03, req)
-	if err != nil {
-		return err
-	}
-	st, perr := s.b.svc.SendStreamingMessage(ctx, c, p)
-	if perr != nil {
-		return statusError(perr)
 	}
 	return serveStream(st, ss, s.b.codec03)
 }
 
 // GetTask implements a2apb03.A2AServiceServer.
 func (s *binding03) GetTask(ctx context.Context, req *a2apb03.GetTaskRequest) (*a2apb03.Task, error) {
-	c, err := s.start(ctx, protocol.MethodGetTask)
-	if err != nil {
-		return nil, err
-	}
-	js, err := taskParams(req.GetName(), req.GetHistoryLength())
-	if err != nil {
-		return nil, err
-	}
-	p, derr := s.b.codec03.DecodeGetTask(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	t, perr := s.b.svc.GetTask(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return s.b.codec03.AppendTask(dst, t) }, &a2apb03.Task{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodGetTask, nameParams(req.GetName(), req.GetHistoryLength()), &a2apb03.Task{})
 }
 
 // CancelTask implements a2apb03.A2AServiceServer.
 func (s *binding03) CancelTask(ctx context.Context, req *a2apb03.CancelTaskRequest) (*a2apb03.Task, error) {
-	c, err := s.start(ctx, protocol.MethodCancelTask)
-	if err != nil {
-		return nil, err
-	}
-	js, err := taskParams(req.GetName(), 0)
-	if err != nil {
-		return nil, err
-	}
-	p, derr := s.b.codec03.DecodeTaskID(js)
-	if derr != nil {
-		return nil, statusError(protocol.ParamsError(derr))
-	}
-	t, perr := s.b.svc.CancelTask(ctx, c, p)
-	if perr != nil {
-		return nil, statusError(perr)
-	}
-	return result(func(dst []byte) []byte { return s.b.codec03.AppendTask(dst, t) }, &a2apb03.Task{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodCancelTask, nameParams(req.GetName(), 0), &a2apb03.Task{})
 }
 
 // TaskSubscription implements a2apb03.A2AServiceServer: 0.3's resubscribe.
 func (s *binding03) TaskSubscription(req *a2apb03.TaskSubscriptionRequest, ss grpc.ServerStreamingServer[a2apb03.StreamResponse]) error {
-	ctx := ss.Context()
-	c, err := s.start(ctx, protocol.MethodSubscribe)
+	st, err := s.b.openStream(ss.Context(), protocol.V03, protocol.MethodSubscribe, nameParams(req.GetName(), 0))
 	if err != nil {
 		return err
-	}
-	js, err := taskParams(req.GetName(), 0)
-	if err != nil {
-		return err
-	}
-	p, derr := s.b.codec03.DecodeTaskID(js)
-	if derr != nil {
-		return statusError(protocol.ParamsError(derr))
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	after := ""
-	if v := md.Get("last-event-id"); len(v) > 0 {
-		after = v[0]
-	}
-	st, perr := s.b.svc.SubscribeToTask(ctx, c, p, after)
-	if perr != nil {
-		return statusError(perr)
 	}
 	return serveStream(st, ss, s.b.codec03)
 }
@@ -163,22 +96,22 @@ func (s *binding03) ListTasks(ctx context.Context, _ *a2apb03.ListTasksRequest) 
 
 // CreateTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
 func (s *binding03) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb03.CreateTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
-	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushSet, req, &a2apb03.TaskPushNotificationConfig{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodPushSet, s.b.paramsOf(req), &a2apb03.TaskPushNotificationConfig{})
 }
 
 // GetTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
 func (s *binding03) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb03.GetTaskPushNotificationConfigRequest) (*a2apb03.TaskPushNotificationConfig, error) {
-	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushGet, req, &a2apb03.TaskPushNotificationConfig{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodPushGet, s.b.paramsOf(req), &a2apb03.TaskPushNotificationConfig{})
 }
 
 // ListTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
 func (s *binding03) ListTaskPushNotificationConfig(ctx context.Context, req *a2apb03.ListTaskPushNotificationConfigRequest) (*a2apb03.ListTaskPushNotificationConfigResponse, error) {
-	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushList, req, &a2apb03.ListTaskPushNotificationConfigResponse{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodPushList, s.b.paramsOf(req), &a2apb03.ListTaskPushNotificationConfigResponse{})
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb03.A2AServiceServer.
 func (s *binding03) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb03.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return callPush(s.b, ctx, protocol.V03, s.b.codec03, protocol.MethodPushDelete, req, &emptypb.Empty{})
+	return unary(s.b, ctx, protocol.V03, protocol.MethodPushDelete, s.b.paramsOf(req), &emptypb.Empty{})
 }
 
 // GetAgentCard implements a2apb03.A2AServiceServer: 0.3's extended card

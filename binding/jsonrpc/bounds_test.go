@@ -277,7 +277,7 @@ func TestContextsPerOwner(t *testing.T) {
 		t.Errorf("agent context ids alice %s, bob %s (caller's ctx-1)", seen[0].ContextID, seen[2].ContextID)
 	}
 	// Bob's list of ctx-1 holds his task only.
-	list := h.rpc(req{version: "1.0", owner: "bob", body: call("ListTasks", `{"contextId":"ctx-1"}`)})
+	list := h.rpc(req{version: "1.0", owner: "bob", body: rpcCall("ListTasks", `{"contextId":"ctx-1"}`)})
 	tasks := at(t, list, "result", "tasks").([]any)
 	if len(tasks) != 1 || str(t, tasks[0], "id") != str(t, b1, "id") {
 		t.Errorf("bob's ctx-1 lists %v", tasks)
@@ -358,7 +358,7 @@ func TestSubscriberOfExpiredTaskTold(t *testing.T) {
 		r, err := h.store.Get(context.Background(), "alice", id)
 		return err == nil && r.Task.Status.State == protocol.StateAuthRequired
 	})
-	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)})
 	if _, m := s.event(t); str(t, m, "result", "task", "status", "state") != "TASK_STATE_AUTH_REQUIRED" {
 		t.Fatalf("first frame %v", m)
 	}
@@ -367,5 +367,5 @@ func TestSubscriberOfExpiredTaskTold(t *testing.T) {
 	if f, err := s.next(); err != io.EOF {
 		t.Fatalf("the stream goes on after the task is gone: %+v %v", f, err)
 	}
-	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)}), protocol.CodeTaskNotFound, 3, true, "TASK_NOT_FOUND")
+	wantError(t, h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)}), protocol.CodeTaskNotFound, 3, true, "TASK_NOT_FOUND")
 }

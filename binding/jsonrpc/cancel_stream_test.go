@@ -19,15 +19,15 @@ func TestCancelWhileStreaming(t *testing.T) {
 	run := agent.next(t)
 	run.send(t, text("partial"))
 
-	sub10 := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
-	sub03 := h.openStream(t, req{owner: "alice", body: call("tasks/resubscribe", `{"id":"`+id+`"}`)})
+	sub10 := h.openStream(t, req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)})
+	sub03 := h.openStream(t, req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+id+`"}`)})
 	for _, s := range []*sseReader{sub10, sub03} {
 		if _, m := s.event(t); kindOf(t, m) != "task" {
 			t.Fatalf("subscribe opens with %v", m)
 		}
 	}
 
-	resp := h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 		t.Fatalf("cancel answered %s", got)
 	}
@@ -71,7 +71,7 @@ func TestCancelWhileStreaming(t *testing.T) {
 	}
 
 	waitFor(t, "run to end", func() bool { return runnerIdle(h.runner) })
-	resp = h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)})
+	resp = h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 		t.Fatalf("GetTask after cancel: %s", got)
 	}

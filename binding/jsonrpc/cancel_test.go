@@ -28,7 +28,7 @@ func TestCancelAbortsUpstream(t *testing.T) {
 			run := agent.next(t)
 			run.send(t, text("partial"))
 
-			resp = h.rpc(req{version: tc.v, owner: "alice", body: call(tc.cancel, `{"id":"`+id+`"}`)})
+			resp = h.rpc(req{version: tc.v, owner: "alice", body: rpcCall(tc.cancel, `{"id":"`+id+`"}`)})
 			if got := str(t, resp, "result", "status", "state"); got != tc.state {
 				t.Fatalf("cancel answered state %s", got)
 			}
@@ -43,12 +43,12 @@ func TestCancelAbortsUpstream(t *testing.T) {
 			// The run must not overwrite the canceled state: wait until the
 			// runner is idle, then read.
 			waitFor(t, "run to end", func() bool { return runnerIdle(h.runner) })
-			resp = h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)})
+			resp = h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 			if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 				t.Fatalf("task state after cancel %s", got)
 			}
 			// Canceling again: terminal now.
-			resp = h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+			resp = h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 			wantError(t, resp, -32002, 3, true, "TASK_NOT_CANCELABLE")
 		})
 	}
@@ -58,7 +58,7 @@ func TestCancelInputRequired(t *testing.T) {
 	h := newHarness(t, scriptAgent(status(6 /* input-required */, "?")))
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
 	id := str(t, resp, "result", "task", "id")
-	resp = h.rpc(req{version: "1.0", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	resp = h.rpc(req{version: "1.0", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 		t.Fatalf("state %s", got)
 	}
@@ -112,7 +112,7 @@ func TestCancelRacesChunks(t *testing.T) {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
 		return len(evs) > 10
 	})
-	resp := h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 	if got := str(t, resp, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 		t.Fatalf("cancel answered %s", got)
 	}

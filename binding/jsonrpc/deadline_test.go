@@ -148,7 +148,7 @@ func writeRequest(c net.Conn, body string) {
 func stallStream(t *testing.T, h *harness, agent *fakeAgent, s *stallServer) *fakeRun {
 	t.Helper()
 	id, run := startTask(t, h, agent)
-	s.rawClient(t, call("SubscribeToTask", `{"id":"`+id+`"}`))
+	s.rawClient(t, rpcCall("SubscribeToTask", `{"id":"`+id+`"}`))
 	big := strings.Repeat("x", 64<<10)
 	for range 32 { // 2 MiB of frames against a few KB of buffers
 		run.send(t, text(big))
@@ -208,7 +208,7 @@ func TestStreamIdleHoldsNoDeadline(t *testing.T) {
 	h := newHarness(t, agent, func(o *handler.Options) { o.WriteTimeout = time.Hour; o.Heartbeat = 20 * time.Millisecond })
 	s := newStallServer(t, h.ep)
 	id, run := startTask(t, h, agent)
-	c := s.rawClient(t, call("SubscribeToTask", `{"id":"`+id+`"}`))
+	c := s.rawClient(t, rpcCall("SubscribeToTask", `{"id":"`+id+`"}`))
 	conn := <-s.conns
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -249,8 +249,8 @@ func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 		// by itself).
 		end func(t *testing.T, sr *sseReader)
 	}{
-		{"an error frame", call("tasks/resubscribe", `{}`), nil},
-		{"the last status", call("SubscribeToTask", `{"id":"`+id+`"}`), func(t *testing.T, sr *sseReader) {
+		{"an error frame", rpcCall("tasks/resubscribe", `{}`), nil},
+		{"the last status", rpcCall("SubscribeToTask", `{"id":"`+id+`"}`), func(t *testing.T, sr *sseReader) {
 			sr.event(t) // the Task
 			run.send(t, text("done"))
 			close(run.steps)
@@ -280,7 +280,7 @@ func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 				t.Fatal("the stream set no write deadline")
 			}
 
-			writeRequest(c, call("GetTask", `{"id":"nope"}`))
+			writeRequest(c, rpcCall("GetTask", `{"id":"nope"}`))
 			next, err := http.ReadResponse(br, nil)
 			if err != nil {
 				t.Fatalf("the next request on the connection: %v", err)
@@ -324,7 +324,7 @@ func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
 		return len(evs) >= 302
 	})
-	c := s.rawClient(t, call("SubscribeToTask", `{"id":"`+id+`"}`))
+	c := s.rawClient(t, rpcCall("SubscribeToTask", `{"id":"`+id+`"}`))
 	conn := <-s.conns
 	waitFor(t, "the Task frame's write blocked", func() bool { return blockedInWrite() })
 	for i := range 300 {
@@ -365,6 +365,6 @@ func TestLargeAnswerWriteTimeout(t *testing.T) {
 	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")})
 	id := str(t, resp, "result", "task", "id")
 	s := newStallServer(t, h.ep)
-	s.rawClient(t, call("GetTask", `{"id":"`+id+`"}`))
+	s.rawClient(t, rpcCall("GetTask", `{"id":"`+id+`"}`))
 	s.waitServed(t, "a 2 MiB answer to a client not reading")
 }

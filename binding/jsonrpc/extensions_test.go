@@ -128,11 +128,11 @@ func TestExtensionsRequired(t *testing.T) {
 		{"1.0 send without header", "1.0", sendV10("SendMessage", "m", "", ""), nil, false, true},
 		{"1.0 send with only an optional one", "1.0", sendV10("SendMessage", "m", "", ""), map[string]string{extensionsHeader: "urn:ext:a"}, false, true},
 		{"1.0 required asked under a wrong URI", "1.0", sendV10("SendMessage", "m", "", ""), map[string]string{extensionsHeader: "urn:ext:req/v2"}, false, true},
-		{"1.0 get", "1.0", call("GetTask", `{"id":"x"}`), nil, false, true},
-		{"1.0 list", "1.0", call("ListTasks", `{}`), nil, false, true},
+		{"1.0 get", "1.0", rpcCall("GetTask", `{"id":"x"}`), nil, false, true},
+		{"1.0 list", "1.0", rpcCall("ListTasks", `{}`), nil, false, true},
 		{"1.0 stream", "1.0", sendV10("SendStreamingMessage", "m", "", ""), nil, true, true},
 		{"0.3 send", "", sendV03("message/send", "m", "", ""), nil, false, false},
-		{"0.3 cancel", "", call("tasks/cancel", `{"id":"x"}`), nil, false, false},
+		{"0.3 cancel", "", rpcCall("tasks/cancel", `{"id":"x"}`), nil, false, false},
 		{"0.3 stream", "", sendV03("message/stream", "m", "", ""), nil, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,12 +166,12 @@ func TestExtensionsRequired(t *testing.T) {
 	}
 
 	// Discovery needs no extension: the extended card answers as always.
-	m := h.rpc(req{version: "1.0", body: call("GetExtendedAgentCard", `{}`)})
+	m := h.rpc(req{version: "1.0", body: rpcCall("GetExtendedAgentCard", `{}`)})
 	wantError(t, m, protocol.CodeUnsupportedOperation, 3, true, "UNSUPPORTED_OPERATION")
 	// Protocol errors come before the extension check.
-	m = h.rpc(req{version: "1.0", body: call("NoSuchMethod", `{}`)})
+	m = h.rpc(req{version: "1.0", body: rpcCall("NoSuchMethod", `{}`)})
 	wantError(t, m, protocol.CodeMethodNotFound, 3, true, "")
-	m = h.rpc(req{version: "2.0", body: call("GetTask", `{"id":"x"}`)})
+	m = h.rpc(req{version: "2.0", body: rpcCall("GetTask", `{"id":"x"}`)})
 	wantError(t, m, protocol.CodeVersionNotSupported, 3, true, "VERSION_NOT_SUPPORTED")
 }
 

@@ -87,9 +87,9 @@ func TestGoldenStream(t *testing.T) {
 		{"stream_v03.sse", "", sendV03("message/stream", "m-1", "", "")},
 		// An error before the first event is a plain JSON-RPC answer,
 		// except for 0.3's tasks/resubscribe (one SSE error frame).
-		{"stream_error_v10.json", "1.0", call("SubscribeToTask", `{"id":"nope"}`)},
-		{"stream_error_v03.json", "", call("message/stream", `{"message":{}}`)},
-		{"resubscribe_error_v03.sse", "", call("tasks/resubscribe", `{"id":"nope"}`)},
+		{"stream_error_v10.json", "1.0", rpcCall("SubscribeToTask", `{"id":"nope"}`)},
+		{"stream_error_v03.json", "", rpcCall("message/stream", `{"message":{}}`)},
+		{"resubscribe_error_v03.sse", "", rpcCall("tasks/resubscribe", `{"id":"nope"}`)},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			h := newHarness(t, goldenAgent())

@@ -429,7 +429,8 @@ func sendV03(method, id, extraMsg, config string) string {
 	return `{"jsonrpc":"2.0","id":"r-1","method":"` + method + `","params":{"message":` + msg + cfg + `}}`
 }
 
-func call(method, params string) string {
+// rpcCall is a JSON-RPC request of method with params.
+func rpcCall(method, params string) string {
 	return `{"jsonrpc":"2.0","id":3,"method":"` + method + `","params":` + params + `}`
 }
 

@@ -141,7 +141,7 @@ func TestHTTPAgentCancelAbortsRequest(t *testing.T) {
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	c := nextCall(t, calls)
-	resp = h.rpc(req{version: "1.0", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	resp = h.rpc(req{version: "1.0", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 	if str(t, resp, "result", "status", "state") != "TASK_STATE_CANCELED" {
 		t.Fatalf("cancel %v", resp)
 	}
@@ -151,7 +151,7 @@ func TestHTTPAgentCancelAbortsRequest(t *testing.T) {
 		t.Fatal("the upstream request was not aborted")
 	}
 	waitFor(t, "run to end", func() bool { return runnerIdle(h.runner) })
-	resp = h.rpc(req{version: "1.0", body: call("GetTask", `{"id":"`+id+`"}`)})
+	resp = h.rpc(req{version: "1.0", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 	if str(t, resp, "result", "status", "state") != "TASK_STATE_CANCELED" {
 		t.Fatalf("after cancel %v", resp)
 	}

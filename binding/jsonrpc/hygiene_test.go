@@ -91,14 +91,14 @@ func hygieneCalls(id string) []req {
 		{version: v03, owner: "alice", body: sendV03("message/send", "m", "", "")},
 		{version: v10, owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")},
 		{version: v03, owner: "alice", body: sendV03("message/stream", "m", "", "")},
-		{version: v10, owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)},
-		{version: v03, owner: "alice", body: call("tasks/get", `{"id":"`+id+`"}`)},
-		{version: v10, owner: "alice", body: call("ListTasks", `{}`)},
-		{version: v10, owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)},
-		{version: v03, owner: "alice", body: call("tasks/resubscribe", `{"id":"`+id+`"}`)},
+		{version: v10, owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)},
+		{version: v03, owner: "alice", body: rpcCall("tasks/get", `{"id":"`+id+`"}`)},
+		{version: v10, owner: "alice", body: rpcCall("ListTasks", `{}`)},
+		{version: v10, owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)},
+		{version: v03, owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+id+`"}`)},
 		{version: v10, owner: "alice", body: sendV10("SendMessage", "m2", `,"taskId":"`+id+`"`, "")},
-		{version: v03, owner: "alice", body: call("tasks/cancel", `{"id":"`+id+`"}`)},
-		{version: v10, owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)},
+		{version: v03, owner: "alice", body: rpcCall("tasks/cancel", `{"id":"`+id+`"}`)},
+		{version: v10, owner: "alice", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)},
 	}
 }
 

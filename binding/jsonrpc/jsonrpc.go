@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/call"
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -165,90 +166,19 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	}
 
 	ctx := r.Context()
-	switch m {
-	case protocol.MethodSend:
-		p, err := codec.DecodeSend(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
+	switch {
+	case call.IsStream(m):
+		var after string
+		if m == protocol.MethodSubscribe {
+			after = httpbind.HeaderValue(r.Header, httpbind.LastEventKey)
 		}
-		ev, perr := svc.SendMessage(ctx, c, p)
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
-	case protocol.MethodGetTask:
-		p, err := codec.DecodeGetTask(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
-		}
-		t, perr := svc.GetTask(ctx, c, p)
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
-	case protocol.MethodCancelTask:
-		p, err := codec.DecodeTaskID(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
-		}
-		t, perr := svc.CancelTask(ctx, c, p)
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
-	case protocol.MethodListTasks:
-		p, err := codec.DecodeListTasks(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
-		}
-		res, perr := svc.ListTasks(ctx, c, p)
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		b.writeResult(w, req.ID, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
-	case protocol.MethodStream:
-		p, err := codec.DecodeSend(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
-		}
-		st, perr := svc.SendStreamingMessage(ctx, c, p)
+		st, perr := call.Stream(ctx, svc, c, codec, m, req.Params, after)
 		if perr != nil {
 			fail(codec, perr)
 			return Stream{}
 		}
 		return httpbind.NewStream(st, b.newSSE(w, req.ID, codec))
-	case protocol.MethodSubscribe:
-		p, err := codec.DecodeTaskID(req.Params)
-		if err != nil {
-			fail(codec, protocol.ParamsError(err))
-			return Stream{}
-		}
-		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		return httpbind.NewStream(st, b.newSSE(w, req.ID, codec))
-	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
-		res, perr := svc.CallPush(ctx, c, codec, m, req.Params)
-		if perr != nil {
-			fail(codec, perr)
-			return Stream{}
-		}
-		if res == nil {
-			res = appendNull
-		}
-		b.writeResult(w, req.ID, res)
-	case protocol.MethodExtendedCard:
+	case m == protocol.MethodExtendedCard:
 		doc, perr := svc.ExtendedCard(c, dialect, req.Params)
 		if perr != nil && perr.Code == protocol.CodeUnauthenticated {
 			// HTTP's answer, not a JSON-RPC error: A2A defines no code for
@@ -266,8 +196,16 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 			b.writeResult(w, req.ID, func(dst []byte) []byte { return append(dst, doc...) })
 		})
 	default:
-		// Every method a codec knows is one of the cases above.
-		fail(codec, protocol.ErrMethodNotFound(req.Method))
+		res, perr := call.Unary(ctx, svc, c, codec, m, req.Params)
+		if perr != nil {
+			fail(codec, perr)
+			return Stream{}
+		}
+		if res.Empty() {
+			b.writeResult(w, req.ID, appendNull)
+		} else {
+			b.writeResult(w, req.ID, res.Append)
+		}
 	}
 	return Stream{}
 }
@@ -280,19 +218,8 @@ func requestFault(codec protocol.Codec, m protocol.Method, known bool, req *prot
 	if !known {
 		return protocol.ErrMethodNotFound(req.Method)
 	}
-	var err error
-	switch m {
-	case protocol.MethodSend, protocol.MethodStream:
-		_, err = codec.DecodeSend(req.Params)
-	case protocol.MethodGetTask:
-		_, err = codec.DecodeGetTask(req.Params)
-	case protocol.MethodCancelTask, protocol.MethodSubscribe:
-		_, err = codec.DecodeTaskID(req.Params)
-	case protocol.MethodListTasks:
-		_, err = codec.DecodeListTasks(req.Params)
-	}
-	if err != nil {
-		return protocol.ParamsError(err)
+	if perr := call.Check(codec, m, req.Params); perr != nil {
+		return perr
 	}
 	return notification
 }

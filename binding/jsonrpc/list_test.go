@@ -16,7 +16,7 @@ func TestListTasks(t *testing.T) {
 	h.rpc(req{version: "1.0", body: sendV10("SendMessage", "anon", "", "")})
 
 	list := func(owner, params string) map[string]any {
-		return h.rpc(req{version: "1.0", owner: owner, body: call("ListTasks", params)})
+		return h.rpc(req{version: "1.0", owner: owner, body: rpcCall("ListTasks", params)})
 	}
 
 	t.Run("owner scoped and paged", func(t *testing.T) {

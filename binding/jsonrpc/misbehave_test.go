@@ -139,7 +139,7 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 			// Still serving, and every task is recorded as failed.
 			waitFor(t, "runs to end", func() bool { return runnerIdle(h.runner) })
 			for _, id := range ids {
-				m := h.rpc(req{version: "1.0", body: call("GetTask", `{"id":"`+id+`"}`)})
+				m := h.rpc(req{version: "1.0", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 				wantFailed(t, at(t, m, "result"))
 			}
 		})

@@ -99,7 +99,7 @@ func noTasks(t *testing.T, h *harness) {
 	if n := h.store.Len(); n != 0 {
 		t.Fatalf("message mode stored %d tasks", n)
 	}
-	resp := h.rpc(req{version: "1.0", owner: "alice", body: call("ListTasks", `{}`)})
+	resp := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("ListTasks", `{}`)})
 	if tasks := at(t, resp, "result", "tasks").([]any); len(tasks) != 0 {
 		t.Fatalf("ListTasks lists %v", tasks)
 	}
@@ -284,9 +284,9 @@ func TestReplyRefusals(t *testing.T) {
 		{"taskId streaming 0.3", req{owner: "alice", body: sendV03("message/stream", "m", `,"taskId":"t-1"`, "")}, true, -32001, false, ""},
 		{"push config", req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", `{"taskPushNotificationConfig":{"url":"https://e.x/hook"}}`)}, false, -32003, true, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 		{"agent role", req{version: "1.0", owner: "alice", body: strings.Replace(sendV10("SendMessage", "m", "", ""), "ROLE_USER", "ROLE_AGENT", 1)}, false, -32602, true, ""},
-		{"GetTask", req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"t-1"}`)}, false, -32001, true, "TASK_NOT_FOUND"},
-		{"CancelTask", req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"t-1"}`)}, false, -32001, true, "TASK_NOT_FOUND"},
-		{"subscribe", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"t-1"}`)}, true, -32001, true, "TASK_NOT_FOUND"},
+		{"GetTask", req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"t-1"}`)}, false, -32001, true, "TASK_NOT_FOUND"},
+		{"CancelTask", req{version: "1.0", owner: "alice", body: rpcCall("CancelTask", `{"id":"t-1"}`)}, false, -32001, true, "TASK_NOT_FOUND"},
+		{"subscribe", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"t-1"}`)}, true, -32001, true, "TASK_NOT_FOUND"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var resp map[string]any

@@ -84,7 +84,7 @@ func TestSendNonBlocking(t *testing.T) {
 		run.send(t, text("done"))
 		close(run.steps)
 		waitFor(t, "task completed", func() bool {
-			r := h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)})
+			r := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 			return str(t, r, "result", "status", "state") == "TASK_STATE_COMPLETED"
 		})
 	}
@@ -162,7 +162,7 @@ func TestSendHistoryLength(t *testing.T) {
 	// Continue so the task holds user, agent, user, agent.
 	h.rpc(req{version: "1.0", owner: "a", body: sendV10("SendMessage", "m-2", `,"taskId":"`+id+`"`, "")})
 	get := func(hl string) map[string]any {
-		return h.rpc(req{version: "1.0", owner: "a", body: call("GetTask", `{"id":"`+id+`"`+hl+`}`)})
+		return h.rpc(req{version: "1.0", owner: "a", body: rpcCall("GetTask", `{"id":"`+id+`"`+hl+`}`)})
 	}
 	if n := len(at(t, get(""), "result", "history").([]any)); n != 4 {
 		t.Fatalf("full history has %d messages", n)
@@ -210,7 +210,7 @@ func TestSendInputModes(t *testing.T) {
 		{"pdf", `[{"url":"https://e.x/a.pdf","mediaType":"application/pdf"}]`, -32005},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := call("SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":`+tc.parts+`}}`)
+			body := rpcCall("SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":`+tc.parts+`}}`)
 			resp := h.rpc(req{version: "1.0", body: body})
 			if tc.code == 0 {
 				if !has(resp, "result", "task") {

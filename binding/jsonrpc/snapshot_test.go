@@ -92,7 +92,7 @@ func TestStoredSnapshotsNeverChange(t *testing.T) {
 		return len(rec.Task.Artifacts) == 3
 	})
 	snap("turn 2 chunk", id)
-	cancel := h.rpc(req{version: "1.0", owner: "alice", body: call("CancelTask", `{"id":"`+id+`"}`)})
+	cancel := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
 	if got := str(t, cancel, "result", "status", "state"); got != "TASK_STATE_CANCELED" {
 		t.Fatalf("cancel answered %v", cancel)
 	}

@@ -83,7 +83,7 @@ func TestRunGivesUpOnBrokenStore(t *testing.T) {
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	waitFor(t, "the run to give up", func() bool { return runnerIdle(h.runner) })
-	resp = h.rpc(req{version: "1.0", body: call("GetTask", `{"id":"`+id+`"}`)})
+	resp = h.rpc(req{version: "1.0", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 	if s := str(t, resp, "result", "status", "state"); s != "TASK_STATE_WORKING" {
 		t.Fatalf("state %s", s)
 	}

@@ -178,7 +178,7 @@ func TestSubscribeReplay(t *testing.T) {
 		return len(evs) == 4
 	})
 	sub := func(lastEventID string) *sseReader {
-		r := req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)}
+		r := req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)}
 		if lastEventID != "" {
 			r.header = map[string]string{"Last-Event-ID": lastEventID}
 		}
@@ -223,7 +223,7 @@ func TestSubscribeV03(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent)
 	id, run := startTask(t, h, agent)
-	s := h.openStream(t, req{owner: "alice", body: call("tasks/resubscribe", `{"id":"`+id+`"}`)})
+	s := h.openStream(t, req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+id+`"}`)})
 	_, m := s.event(t)
 	if kindOf(t, m) != "task" || num(t, m, "id") != 3 {
 		t.Fatalf("first frame %v", m)
@@ -240,7 +240,7 @@ func TestTwoSubscribersIdentical(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent)
 	id, run := startTask(t, h, agent)
-	body := call("SubscribeToTask", `{"id":"`+id+`"}`)
+	body := rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)
 	a := h.openStream(t, req{version: "1.0", owner: "alice", body: body})
 	b := h.openStream(t, req{version: "1.0", owner: "alice", body: body})
 	fa, _ := a.event(t)
@@ -284,7 +284,7 @@ func testStreamClientDisconnect(t *testing.T, wait func(*handler.Options)) {
 	run.send(t, text("b"))
 	close(run.steps)
 	waitFor(t, "task completed", func() bool {
-		r := h.rpc(req{version: "1.0", owner: "alice", body: call("GetTask", `{"id":"`+id+`"}`)})
+		r := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 		return str(t, r, "result", "status", "state") == "TASK_STATE_COMPLETED"
 	})
 	if run.ctx.Err() != nil && run.ctx.Err() != context.Canceled {
@@ -300,7 +300,7 @@ func testStreamEndsOnDone(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, wait)
 	id, run := startTask(t, h, agent)
-	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)})
 	s.event(t)
 	h.closeDone()
 	if fs, _ := s.rest(t); len(fs) != 0 {
@@ -323,7 +323,7 @@ func testStreamHeartbeat(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, wait, func(o *handler.Options) { o.Heartbeat = 20 * time.Millisecond })
 	id, run := startTask(t, h, agent)
-	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`)})
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`)})
 	s.event(t)
 	for range 2 {
 		f, err := s.next()
@@ -377,22 +377,22 @@ func TestStreamErrors(t *testing.T) {
 		v10    bool
 		reason string
 	}{
-		{"unknown task", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"nope"}`)}, -32001, true, "TASK_NOT_FOUND"},
-		{"unknown task 0.3", req{owner: "alice", body: call("tasks/resubscribe", `{"id":"nope"}`)}, -32001, false, ""},
-		{"other owner", req{version: "1.0", owner: "bob", body: call("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32001, true, "TASK_NOT_FOUND"},
-		{"terminal", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32004, true, "UNSUPPORTED_OPERATION"},
-		{"terminal 0.3", req{owner: "alice", body: call("tasks/resubscribe", `{"id":"`+doneID+`"}`)}, -32004, false, ""},
-		{"bad params", req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{}`)}, -32602, true, ""},
+		{"unknown task", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"nope"}`)}, -32001, true, "TASK_NOT_FOUND"},
+		{"unknown task 0.3", req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"nope"}`)}, -32001, false, ""},
+		{"other owner", req{version: "1.0", owner: "bob", body: rpcCall("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32001, true, "TASK_NOT_FOUND"},
+		{"terminal", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32004, true, "UNSUPPORTED_OPERATION"},
+		{"terminal 0.3", req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+doneID+`"}`)}, -32004, false, ""},
+		{"bad params", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{}`)}, -32602, true, ""},
 		{"version", req{body: sendV10("SendStreamingMessage", "m", "", "")}, -32009, true, "VERSION_NOT_SUPPORTED"},
 		{"send to terminal", req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", `,"taskId":"`+doneID+`"`, "")}, -32004, true, "UNSUPPORTED_OPERATION"},
-		{"params not object", req{body: call("message/stream", `"x"`)}, -32602, false, ""},
+		{"params not object", req{body: rpcCall("message/stream", `"x"`)}, -32602, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantError(t, h.streamError(tc.r), tc.code, idOf(tc.r.body), tc.v10, tc.reason)
 		})
 	}
 	t.Run("bad Last-Event-ID", func(t *testing.T) {
-		r := req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+irID+`"}`),
+		r := req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+irID+`"}`),
 			header: map[string]string{"Last-Event-ID": "not-an-id"}}
 		wantError(t, inputReq.streamError(r), -32602, 3, true, "")
 	})
@@ -444,7 +444,7 @@ func TestSubscribeInterruptedStaysOpen(t *testing.T) {
 			if fs, _ := send.rest(t); states(fs) != "TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED" {
 				t.Fatalf("the send's stream: %s", states(fs))
 			}
-			sub := h.openStream(t, req{version: tc.version, owner: "alice", body: call(tc.method, `{"id":"`+id+`"}`)})
+			sub := h.openStream(t, req{version: tc.version, owner: "alice", body: rpcCall(tc.method, `{"id":"`+id+`"}`)})
 			first, _ := sub.event(t)
 			for i, msg := range []string{"m-3", "m-4"} {
 				resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", msg, `,"taskId":"`+id+`"`, "")})
@@ -485,7 +485,7 @@ func TestSubscribeLastEventIDPastEnd(t *testing.T) {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
 		return len(evs) == 2
 	})
-	s := h.openStream(t, req{version: "1.0", owner: "alice", body: call("SubscribeToTask", `{"id":"`+id+`"}`),
+	s := h.openStream(t, req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+id+`"}`),
 		header: map[string]string{"Last-Event-ID": "999"}})
 	if f, _ := s.event(t); f.id != "2" {
 		t.Fatalf("Task frame id %q", f.id)

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/caddy-a2a/caddy-a2a/binding/call"
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -114,124 +115,28 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 		writeErr(perr)
 		return Stream{}
 	}
+	params, pooled, perr := b.routeParams(r, rt, body)
+	if perr != nil {
+		writeErr(perr)
+		return Stream{}
+	}
+	if pooled != nil {
+		defer httpbind.PutBuf(pooled)
+	}
 	ctx := r.Context()
-	switch rt.Op {
-	case protocol.MethodSend, protocol.MethodStream:
-		if perr := protocol.CheckBody(body, svc.MaxJSONDepth()); perr != nil {
-			writeErr(perr)
-			return Stream{}
+	switch {
+	case call.IsStream(rt.Op):
+		var after string
+		if rt.Op == protocol.MethodSubscribe {
+			after = httpbind.HeaderValue(r.Header, httpbind.LastEventKey)
 		}
-		p, err := codec.DecodeSend(body)
-		if err != nil {
-			writeErr(protocol.ParamsError(err))
-			return Stream{}
-		}
-		if rt.Op == protocol.MethodStream {
-			st, perr := svc.SendStreamingMessage(ctx, c, p)
-			if perr != nil {
-				writeErr(perr)
-				return Stream{}
-			}
-			return httpbind.NewStream(st, b.newSSE(w, codec, rt.V03))
-		}
-		ev, perr := svc.SendMessage(ctx, c, p)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		b.writeResult(w, func(dst []byte) []byte { return codec.AppendSendResult(dst, &ev) })
-	case protocol.MethodGetTask:
-		buf, perr := b.params(r, rt.TaskID, getTaskQuery)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		p, err := codec.DecodeGetTask(*buf)
-		httpbind.PutBuf(buf)
-		if err != nil {
-			writeErr(protocol.ParamsError(err))
-			return Stream{}
-		}
-		t, perr := svc.GetTask(ctx, c, p)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
-	case protocol.MethodListTasks:
-		more, perr := queryParams(nil, r.URL.Query(), listTasksQuery)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		buf := httpbind.GetBuf()
-		*buf = object(*buf, more)
-		p, err := codec.DecodeListTasks(*buf)
-		httpbind.PutBuf(buf)
-		if err != nil {
-			writeErr(protocol.ParamsError(err))
-			return Stream{}
-		}
-		res, perr := svc.ListTasks(ctx, c, p)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		b.writeResult(w, func(dst []byte) []byte { return codec.AppendListTasks(dst, res) })
-	case protocol.MethodCancelTask:
-		members, perr := bodyMembers(body, svc.MaxJSONDepth())
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		buf := httpbind.GetBuf()
-		*buf = idParams(*buf, rt.TaskID, members)
-		p, err := codec.DecodeTaskID(*buf)
-		httpbind.PutBuf(buf)
-		if err != nil {
-			writeErr(protocol.ParamsError(err))
-			return Stream{}
-		}
-		t, perr := svc.CancelTask(ctx, c, p)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		b.writeResult(w, func(dst []byte) []byte { return codec.AppendTask(dst, t) })
-	case protocol.MethodSubscribe:
-		buf, perr := b.params(r, rt.TaskID, nil)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		p, err := codec.DecodeTaskID(*buf)
-		httpbind.PutBuf(buf)
-		if err != nil {
-			writeErr(protocol.ParamsError(err))
-			return Stream{}
-		}
-		st, perr := svc.SubscribeToTask(ctx, c, p, httpbind.HeaderValue(r.Header, httpbind.LastEventKey))
+		st, perr := call.Stream(ctx, svc, c, codec, rt.Op, params, after)
 		if perr != nil {
 			writeErr(perr)
 			return Stream{}
 		}
 		return httpbind.NewStream(st, b.newSSE(w, codec, rt.V03))
-	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
-		params, perr := pushParams(r, rt, body, svc.MaxJSONDepth())
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		res, perr := svc.CallPush(ctx, c, codec, rt.Op, params)
-		if perr != nil {
-			writeErr(perr)
-			return Stream{}
-		}
-		if res == nil {
-			res = func(dst []byte) []byte { return append(dst, "{}"...) }
-		}
-		b.writeResult(w, res)
-	case protocol.MethodExtendedCard:
+	case rt.Op == protocol.MethodExtendedCard:
 		doc, perr := svc.ExtendedCard(c, want, nil)
 		if perr != nil {
 			if perr.Code == protocol.CodeUnauthenticated {
@@ -244,10 +149,74 @@ func (b *Binding) Start(w http.ResponseWriter, r *http.Request, rt Route, body [
 			b.writeResult(w, func(dst []byte) []byte { return append(dst, doc...) })
 		})
 	default:
-		// Match routes to the operations above only.
-		writeErr(protocol.ErrUnsupportedOperation("This operation is not supported"))
+		res, perr := call.Unary(ctx, svc, c, codec, rt.Op, params)
+		if perr != nil {
+			writeErr(perr)
+			return Stream{}
+		}
+		if res.Empty() {
+			b.writeResult(w, appendEmpty)
+		} else {
+			b.writeResult(w, res.Append)
+		}
 	}
 	return Stream{}
+}
+
+// appendEmpty is the answer of a call that returns nothing (a push
+// config's delete): an empty object.
+func appendEmpty(dst []byte) []byte { return append(dst, "{}"...) }
+
+// routeParams builds the params object of route rt's operation: a send's
+// body as it is; the task id of the path with the query's members (get,
+// subscribe, list) or with the body's (cancel), in a pooled buffer
+// (pooled, which the caller puts back once the call is over); a push
+// config's path, query and body (pushParams); none for the extended card.
+func (b *Binding) routeParams(r *http.Request, rt Route, body []byte) (params []byte, pooled *[]byte, perr *protocol.Error) {
+	switch rt.Op {
+	case protocol.MethodSend, protocol.MethodStream:
+		if perr := protocol.CheckBody(body, b.svc.MaxJSONDepth()); perr != nil {
+			return nil, nil, perr
+		}
+		return body, nil, nil
+	case protocol.MethodGetTask:
+		buf, perr := b.params(r, rt.TaskID, getTaskQuery)
+		return pooledParams(buf, perr)
+	case protocol.MethodSubscribe:
+		buf, perr := b.params(r, rt.TaskID, nil)
+		return pooledParams(buf, perr)
+	case protocol.MethodListTasks:
+		more, perr := queryParams(nil, r.URL.Query(), listTasksQuery)
+		if perr != nil {
+			return nil, nil, perr
+		}
+		buf := httpbind.GetBuf()
+		*buf = object(*buf, more)
+		return *buf, buf, nil
+	case protocol.MethodCancelTask:
+		members, perr := bodyMembers(body, b.svc.MaxJSONDepth())
+		if perr != nil {
+			return nil, nil, perr
+		}
+		buf := httpbind.GetBuf()
+		*buf = idParams(*buf, rt.TaskID, members)
+		return *buf, buf, nil
+	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
+		params, perr := pushParams(r, rt, body, b.svc.MaxJSONDepth())
+		return params, nil, perr
+	case protocol.MethodExtendedCard:
+		return nil, nil, nil
+	}
+	// Match routes to the operations above only.
+	return nil, nil, protocol.ErrUnsupportedOperation("This operation is not supported")
+}
+
+// pooledParams is routeParams' answer for params built in buf.
+func pooledParams(buf *[]byte, perr *protocol.Error) ([]byte, *[]byte, *protocol.Error) {
+	if perr != nil {
+		return nil, nil, perr
+	}
+	return *buf, buf, nil
 }
 
 // params is the params object {"id":<task id>, <the query's members>} in
