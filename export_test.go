@@ -11,3 +11,16 @@ var (
 	ExtendedCardKeysForTest = extendedCardKeys
 	SignCardKeysForTest     = signCardKeys
 )
+
+// PooledBackends counts the backends the pool holds whose key names the
+// store module type id (a2a.stores.<name>).
+func PooledBackends(id string) int {
+	n := 0
+	backends.Range(func(key, _ any) bool {
+		if k, _ := key.(string); len(k) > len(id) && k[:len(id)+1] == id+"|" {
+			n++
+		}
+		return true
+	})
+	return n
+}

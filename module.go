@@ -41,6 +41,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/inspector"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
 func init() {
@@ -242,11 +243,15 @@ type Handler struct {
 	publicURL string
 	upstream  UpstreamModule
 	store     StoreModule
-	claim     *mountClaim
-	paths     *pathClaim
-	logger    *zap.Logger
-	server    string // the HTTP server's name, for the logs
-	unload    context.Context
+	// backend is the store's backend, taken from the pool in Provision
+	// under backendKey and given back in Cleanup.
+	backend    *handler.Backend
+	backendKey string
+	claim      *mountClaim
+	paths      *pathClaim
+	logger     *zap.Logger
+	server     string // the HTTP server's name, for the logs
+	unload     context.Context
 	// anonymous warns, once per config load (each Provision makes a new
 	// one), that RPC is served to callers without an identity.
 	anonymous *sync.Once
@@ -458,13 +463,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	env := StoreEnv{
-		Scope:            h.upstream.Target() + "|" + h.RPCPath,
 		MaxTasksPerOwner: h.Limits.tasksPerOwner(),
 		// A log holds the current turn (max_run_events) and a few
 		// events for each earlier one, which the store compacts.
 		MaxEventsPerTask: 2 * h.Limits.runEvents(),
 	}
-	mod, err = loadGuest(ctx.WithValue(storeEnvKey{}, env), h, "StoreRaw", h.StoreRaw, "type", "a2a.stores.memory")
+	mod, err = loadGuest(ctx, h, "StoreRaw", h.StoreRaw, "type", "a2a.stores.memory")
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -473,8 +477,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("store: module %T is not an a2a store (caddya2a.StoreModule)", mod)
 	}
 	h.store = st
+	if h.backend, h.backendKey, err = takeBackend(st, env, h.upstream.Target()+"|"+h.RPCPath); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		if h.storeOps, err = newMeteredStore(reg, st.CaddyModule().ID.Name(), st.Backend().store); err != nil {
+		if h.storeOps, err = newMeteredStore(reg, st.CaddyModule().ID.Name(), h.backend.Store()); err != nil {
 			return err
 		}
 		if h.Push != nil {
@@ -484,10 +491,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	// The runs log through the newest config's logger.
-	st.Backend().log.Store(h.logger)
-	mount := h.describeMount(ctx)
-	st.Backend().mount.Store(&mount)
-	if h.claim, err = h.claimScope(ctx, st); err != nil {
+	h.backend.SetLogger(h.logger)
+	h.backend.SetMount(h.describeMount(ctx))
+	if h.claim, err = h.claimScope(ctx, h.backendKey, shareName(st)); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
@@ -560,7 +566,7 @@ func (h *Handler) logMounted() {
 		zap.String("upstream_target", h.upstream.Target()),
 		zap.String("store", string(h.store.CaddyModule().ID.Name())),
 	}
-	if share := h.store.ShareName(); share != "" {
+	if share := shareName(h.store); share != "" {
 		fields = append(fields, zap.String("share", share))
 	}
 	if h.server != "" {
@@ -583,25 +589,22 @@ func (h *Handler) build() error {
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
 	}
-	b := h.store.Backend()
+	b := h.backend
 	opts := handler.Options{
-		Store:          b.store,
-		Agent:          agent,
-		Runner:         b.runner,
-		ContextKey:     b.contextKey,
-		ContextKeyFunc: b.contextKeyFunc,
-		Versions:       h.versions,
-		Streaming:      *h.Streaming,
-		InputModes:     h.InputModes,
-		Limits:         h.Limits.protocolLimits(),
-		MaxJSONDepth:   h.Limits.jsonDepth(),
-		Extensions:     protocolExtensions(h.Extensions),
-		Reply:          h.replyMode(),
-		Heartbeat:      time.Duration(h.Heartbeat),
-		Unload:         h.unload,
-		Logger:         h.logger,
-		ExtendedCard:   h.extendedCardOptions(),
+		Agent:        agent,
+		Versions:     h.versions,
+		Streaming:    *h.Streaming,
+		InputModes:   h.InputModes,
+		Limits:       h.Limits.protocolLimits(),
+		MaxJSONDepth: h.Limits.jsonDepth(),
+		Extensions:   protocolExtensions(h.Extensions),
+		Reply:        h.replyMode(),
+		Heartbeat:    time.Duration(h.Heartbeat),
+		Unload:       h.unload,
+		Logger:       h.logger,
+		ExtendedCard: h.extendedCardOptions(),
 	}
+	b.Fill(&opts)
 	if h.metrics != nil {
 		opts.Observer = h.metrics
 	}
@@ -617,14 +620,13 @@ func (h *Handler) build() error {
 		return err
 	}
 	if opts.Push != nil {
-		// Notices other replicas hand over go out with the newest
-		// settings.
-		resume := svc.ResumeNotice
-		b.push.resume.Store(&resume)
+		// Notices other replicas hand over, and the runner's own
+		// writes, go out with the newest settings.
+		var observe func(push.Outcome)
 		if h.pushOps != nil {
-			b.push.metrics.Store(h.pushOps)
+			observe = h.pushOps.observe
 		}
-		svc.NotifyRunnerWrites()
+		b.Attach(svc, observe)
 	}
 	h.rpc = jsonrpc.New(svc)
 	h.rest = nil
@@ -760,6 +762,14 @@ func (h *Handler) Cleanup() error {
 	h.claim = nil
 	h.paths.release()
 	h.paths = nil
+	if h.backendKey != "" {
+		// This config's hold on the backend; the last one closes it.
+		key := h.backendKey
+		h.backend, h.backendKey = nil, ""
+		if _, err := backends.Delete(key); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

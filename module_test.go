@@ -86,7 +86,7 @@ func TestJSONWithoutModuleNames(t *testing.T) {
 				t.Errorf("upstream %T %+v", h.upstream, h.upstream)
 			}
 			m, ok := h.store.(*MemoryStore)
-			if !ok || m.MaxTasks != 5 || time.Duration(m.TTL) != 2*time.Hour || m.Backend() == nil {
+			if !ok || m.MaxTasks != 5 || time.Duration(m.TTL) != 2*time.Hour || h.backend == nil {
 				t.Errorf("store %T %+v", h.store, h.store)
 			}
 		})

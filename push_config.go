@@ -1,7 +1,6 @@
 package caddya2a
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,19 +8,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/signing"
-	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // Push turns push notifications on: the card says
@@ -151,7 +146,7 @@ func (p *Push) check() error {
 
 // options are the service's push options over the backend's dispatcher;
 // nil without push.
-func (p *Push) options(b *Backend, issuer func(*http.Request) string) (*handler.PushOptions, error) {
+func (p *Push) options(b *handler.Backend, issuer func(*http.Request) string) (*handler.PushOptions, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -160,14 +155,14 @@ func (p *Push) options(b *Backend, issuer func(*http.Request) string) (*handler.
 		return nil, err
 	}
 	o := &handler.PushOptions{
-		Dispatcher:  b.dispatcher(),
+		Dispatcher:  b.Dispatcher(),
 		Guard:       g,
 		Client:      push.NewClient(g),
 		Timeout:     time.Duration(p.Timeout),
 		MaxAttempts: p.MaxAttempts,
 		MaxConfigs:  p.MaxConfigs,
 		Issuer:      issuer,
-		Handoff:     b.handsOff(),
+		Handoff:     b.HandsOff(),
 	}
 	if p.key != nil {
 		o.Sign = p.sign
@@ -207,106 +202,4 @@ func (h *Handler) unmarshalPush(d *caddyfile.Dispenser) error {
 	}
 	h.Push = p
 	return nil
-}
-
-// pushState is a backend's dispatcher, made when a config with push
-// first uses the backend: it delivers for every config sharing the
-// store, across reloads, and ends with the store. With a store that
-// hands work over (store.Handoffs, Redis), what the dispatcher still
-// holds when it ends is left in the store, and a taker loop delivers
-// what other processes left there.
-type pushState struct {
-	once sync.Once
-	d    *push.Dispatcher
-	// resume is the newest push config's ResumeNotice: handed-over
-	// notices are delivered with its settings.
-	resume atomic.Pointer[func([]byte) error]
-	// metrics count the deliveries in the newest config's registry.
-	metrics atomic.Pointer[pushMetrics]
-	stop    context.CancelFunc
-	done    chan struct{}
-}
-
-// handoffKind names the push notices among a store's handoffs.
-const handoffKind = "push"
-
-// handoffPoll is how often a process looks for notices a stopped one left.
-const handoffPoll = 2 * time.Second
-
-func (b *Backend) dispatcher() *push.Dispatcher {
-	b.push.once.Do(func() {
-		b.push.d = push.New(push.Options{Logger: zap.New(&liveCore{cur: b.log}), Observe: func(o push.Outcome) {
-			if m := b.push.metrics.Load(); m != nil {
-				m.observe(o)
-			}
-		}})
-		if h, ok := b.store.(store.Handoffs); ok {
-			ctx, cancel := context.WithCancel(context.Background())
-			b.push.stop, b.push.done = cancel, make(chan struct{})
-			go b.takeHandoffs(ctx, h)
-		}
-	})
-	return b.push.d
-}
-
-// handsOff reports whether the backend's store takes handoffs.
-func (b *Backend) handsOff() bool {
-	_, ok := b.store.(store.Handoffs)
-	return ok
-}
-
-// takeHandoffs delivers, from here, the notices other processes left
-// when they stopped.
-func (b *Backend) takeHandoffs(ctx context.Context, h store.Handoffs) {
-	defer close(b.push.done)
-	t := time.NewTicker(handoffPoll)
-	defer t.Stop()
-	for {
-		for {
-			resume := b.push.resume.Load()
-			if resume == nil {
-				break
-			}
-			item, err := h.TakeHandoff(ctx, handoffKind)
-			if err != nil || item == nil {
-				break
-			}
-			if err := (*resume)(item); err != nil {
-				b.log.Load().Warn("a2a: a push notification handed over by a stopped process could not be read", zap.Error(err))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// closePush stops the dispatcher: what it still holds is handed to the
-// other processes when the store takes handoffs, else dropped; either
-// way one log line says how many notifications that was.
-func (b *Backend) closePush() {
-	if b.push.d == nil {
-		return
-	}
-	if b.push.stop != nil {
-		b.push.stop()
-		<-b.push.done
-	}
-	n, items := b.push.d.Close()
-	if h, ok := b.store.(store.Handoffs); ok && len(items) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := h.PutHandoffs(ctx, handoffKind, items)
-		cancel()
-		if err == nil {
-			b.log.Load().Info("a2a: push notifications not yet delivered are left for the other replicas", zap.Int("notifications", len(items)))
-			n -= len(items)
-		} else {
-			b.log.Load().Warn("a2a: push notifications could not be handed to the other replicas", zap.Int("notifications", len(items)), zap.Error(err))
-		}
-	}
-	if n > 0 {
-		b.log.Load().Warn("a2a: push notifications not delivered: the store they belong to was closed", zap.Int("notifications", n))
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/caddy-a2a/caddy-a2a/store"
+
 	redisstore "github.com/caddy-a2a/caddy-a2a/store/redis"
 )
 
@@ -71,13 +73,8 @@ type RedisStore struct {
 	// before shares).
 	Share string `json:"share,omitempty"`
 
-	url     string
-	key     string
-	backend *Backend
+	url string
 }
-
-// redisStores holds the backends of the Redis store modules.
-var redisStores = caddy.NewUsagePool()
 
 // CaddyModule returns the Caddy module information.
 func (RedisStore) CaddyModule() caddy.ModuleInfo {
@@ -87,51 +84,34 @@ func (RedisStore) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision resolves the URL, fills the defaults and takes the backend of
-// its key from the pool, connecting on first use.
-func (m *RedisStore) Provision(ctx caddy.Context) error {
+// Provision resolves the URL and fills the defaults.
+func (m *RedisStore) Provision(caddy.Context) error {
 	u, err := resolveGlobal(caddy.NewReplacer(), m.URL)
 	if err != nil {
 		return fmt.Errorf("url: %w", err)
 	}
 	m.url = u
 	m.fill()
-	if m.check() != nil {
-		return nil // Validate says why
-	}
-	env := StoreEnvOf(ctx)
-	key := m.keyIn(env)
-	v, _, err := redisStores.LoadOrNew(key, func() (caddy.Destructor, error) {
-		st, err := redisstore.New(redisstore.Options{
-			URL:              m.url,
-			KeyPrefix:        m.KeyPrefix,
-			Share:            m.Share,
-			TTL:              time.Duration(m.TTL),
-			IdleTTL:          time.Duration(m.IdleTTL),
-			MaxEventsPerTask: env.MaxEventsPerTask,
-			MaxTasksPerOwner: env.MaxTasksPerOwner,
-			Timeout:          time.Duration(m.Timeout),
-			Lease:            time.Duration(m.Lease),
-			PoolSize:         m.PoolSize,
-			Cluster:          m.Cluster,
-		})
-		if err != nil {
-			return nil, err
-		}
-		b, err := NewSharedBackend(st)
-		if err != nil {
-			_ = st.Close()
-			return nil, err
-		}
-		// A replica that dies leaves its running tasks to the others.
-		b.runner.FailOrphans(st, st, time.Duration(m.Lease)/2)
-		return b, nil
-	})
-	if err != nil {
-		return err
-	}
-	m.key, m.backend = key, v.(*Backend)
 	return nil
+}
+
+// OpenStore connects a Redis store of m's settings (the client connects
+// on its own: a Redis that is down fails the sends made before it is
+// back, not the config).
+func (m *RedisStore) OpenStore(env StoreEnv) (store.Store, error) {
+	return redisstore.New(redisstore.Options{
+		URL:              m.url,
+		KeyPrefix:        m.KeyPrefix,
+		Share:            m.Share,
+		TTL:              time.Duration(m.TTL),
+		IdleTTL:          time.Duration(m.IdleTTL),
+		MaxEventsPerTask: env.MaxEventsPerTask,
+		MaxTasksPerOwner: env.MaxTasksPerOwner,
+		Timeout:          time.Duration(m.Timeout),
+		Lease:            time.Duration(m.Lease),
+		PoolSize:         m.PoolSize,
+		Cluster:          m.Cluster,
+	})
 }
 
 func (m *RedisStore) fill() {
@@ -155,23 +135,15 @@ func (m *RedisStore) fill() {
 	}
 }
 
-// keyIn is the pool key: the settings (the URL as given, which may hold
-// a password: the key is never printed) and the limits the store enforces.
-func (m *RedisStore) keyIn(env StoreEnv) string {
-	return env.Key("redis|"+m.url+"|"+m.KeyPrefix+"|"+time.Duration(m.TTL).String()+"|"+time.Duration(m.IdleTTL).String()+
-		"|"+time.Duration(m.Timeout).String()+"|"+time.Duration(m.Lease).String()+"|"+strconv.Itoa(m.PoolSize)+"|"+strconv.FormatBool(m.Cluster), m.ShareName())
+// StoreKey names m's settings (the URL as given, which may hold a
+// password: the key is never printed), defaults filled.
+func (m *RedisStore) StoreKey() string {
+	return m.url + "|" + m.KeyPrefix + "|" + time.Duration(m.TTL).String() + "|" + time.Duration(m.IdleTTL).String() +
+		"|" + time.Duration(m.Timeout).String() + "|" + time.Duration(m.Lease).String() + "|" + strconv.Itoa(m.PoolSize) + "|" + strconv.FormatBool(m.Cluster)
 }
 
 // Validate checks the settings.
-func (m *RedisStore) Validate() error {
-	if err := m.check(); err != nil {
-		return err
-	}
-	if m.backend == nil {
-		return errors.New("redis store not provisioned")
-	}
-	return nil
-}
+func (m *RedisStore) Validate() error { return m.check() }
 
 func (m *RedisStore) check() error {
 	if _, err := redisstore.CheckURL(m.url, m.Cluster); err != nil {
@@ -199,23 +171,6 @@ func (m *RedisStore) check() error {
 	}
 	return nil
 }
-
-// Cleanup drops this config's hold on the backend.
-func (m *RedisStore) Cleanup() error {
-	if m.key == "" {
-		return nil
-	}
-	key := m.key
-	m.key, m.backend = "", nil
-	_, err := redisStores.Delete(key)
-	return err
-}
-
-// Backend is the store and runner taken in Provision.
-func (m *RedisStore) Backend() *Backend { return m.backend }
-
-// Key identifies the backend.
-func (m *RedisStore) Key() string { return m.key }
 
 // ShareName is the share, else the key prefix: mounts with one prefix
 // share their tasks on purpose (that is what the prefix is for).
@@ -296,6 +251,5 @@ var (
 	_ StoreModule           = (*RedisStore)(nil)
 	_ caddy.Provisioner     = (*RedisStore)(nil)
 	_ caddy.Validator       = (*RedisStore)(nil)
-	_ caddy.CleanerUpper    = (*RedisStore)(nil)
 	_ caddyfile.Unmarshaler = (*RedisStore)(nil)
 )

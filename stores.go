@@ -1,21 +1,16 @@
 package caddya2a
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -26,9 +21,9 @@ import (
 // handler's "store" (inline key "type"). A third party adds one with a
 // package of its own that registers a2a.stores.<name>: a caddy.Module
 // implementing StoreModule (and caddyfile.Unmarshaler for `store <name>
-// …` in a Caddyfile), whose Provision reads its StoreEnv, takes its
-// Backend from a caddy.UsagePool of its own under StoreEnv.Key and whose
-// Cleanup releases it. MemoryStore is the built-in one.
+// …` in a Caddyfile). The module opens a store; the handler keeps it,
+// with its runner and push dispatcher, in one pool that outlives
+// reloads. MemoryStore is the built-in one.
 func init() {
 	caddy.RegisterModule(MemoryStore{})
 }
@@ -36,24 +31,38 @@ func init() {
 // StoreModule is what the a2a handler needs of a store guest module.
 type StoreModule interface {
 	caddy.Module
-	// Backend is the store and the runner whose runs write to it, taken
-	// from the module's pool in Provision.
-	Backend() *Backend
-	// Key identifies the backend: StoreEnv.Key of the module's settings.
-	// Mounts with the same key share one backend, its tasks, owner names
-	// and contexts (two mounts of one config only if they name a share).
-	Key() string
-	// ShareName is the share of the store's settings, "" for none.
+	// StoreKey names the store the module's settings open, with
+	// defaults filled (an explicit default and an omitted setting name
+	// one store): mounts whose modules have one type and one key, in one
+	// sharing scope, share one store, across reloads. Changing it on
+	// reload starts an empty store; the old one closes with the old
+	// config.
+	StoreKey() string
+	// OpenStore opens the store, held to the bounds env gives. It is
+	// called once for each store the pool makes; the pool closes it
+	// when the last config using it lets go.
+	OpenStore(env StoreEnv) (store.Store, error)
+}
+
+// StoreSharer is an optional capability of a store module whose settings
+// name a share: the sharing scope of its mounts' tasks, owner names and
+// contexts, across sites and upstreams.
+type StoreSharer interface {
+	// ShareName is the share, "" for none.
 	ShareName() string
 }
 
-// StoreEnv is what the a2a handler tells the store module it loads: the
-// limits the store enforces for it and the mount's sharing scope. A store
-// module reads it in Provision with StoreEnvOf.
+// shareName is st's share, "" when it names none.
+func shareName(st StoreModule) string {
+	if s, ok := st.(StoreSharer); ok {
+		return s.ShareName()
+	}
+	return ""
+}
+
+// StoreEnv is what the a2a handler tells a store module it opens: the
+// limits the store enforces for the mount.
 type StoreEnv struct {
-	// Scope is the mount's sharing scope when the store names no share:
-	// its upstream and its RPC path.
-	Scope string
 	// MaxTasksPerOwner bounds the tasks the store keeps for one caller
 	// (0: the store's default).
 	MaxTasksPerOwner int
@@ -61,124 +70,50 @@ type StoreEnv struct {
 	MaxEventsPerTask int
 }
 
-// storeEnvKey is the caddy.Context key of the StoreEnv.
-type storeEnvKey struct{}
+// backends is the one pool of backends (a store with its runner and push
+// dispatcher) of every mount, keyed by backendKey. A reload provisions the
+// new config (taking a reference) before cleaning up the old one
+// (dropping its reference), so a store whose key is unchanged is never
+// closed and its tasks and in-flight runs carry on.
+var backends = caddy.NewUsagePool()
 
-// StoreEnvOf returns the StoreEnv the handler gave the store module that
-// ctx provisions (the zero StoreEnv outside an a2a handler).
-func StoreEnvOf(ctx caddy.Context) StoreEnv {
-	env, _ := ctx.Value(storeEnvKey{}).(StoreEnv)
-	return env
-}
+// pooledBackend is a backend as the pool holds it.
+type pooledBackend struct{ *handler.Backend }
 
-// Key is the pool key of a backend whose store has settings (the store
-// module's name and every setting that changes what it keeps, with
-// defaults filled so that an explicit default and an omitted setting
-// share a backend) and the share name share: those, the limits the store
-// enforces, and the sharing scope (the share, else Scope). Changing any
-// part on reload starts an empty store; the old one closes with the old
-// config.
-func (e StoreEnv) Key(settings, share string) string {
-	scope := "|" + e.Scope
-	if share != "" {
-		// No Scope starts with "share ".
-		scope = "|share " + share
+// Destruct closes the backend: when Caddy exits, the tasks of a
+// process-local store go with it, as the operator expects, and nothing is
+// said.
+func (p pooledBackend) Destruct() error { return p.Close(caddy.Exiting()) }
+
+// backendKey is the pool key of st's store in env for a mount whose
+// sharing scope, when st names no share, is scope (its upstream and RPC
+// path): the module's type and StoreKey, the limits the store enforces,
+// and the share, else the scope.
+func backendKey(st StoreModule, env StoreEnv, scope string) string {
+	if share := shareName(st); share != "" {
+		// No scope starts with "share ".
+		scope = "share " + share
 	}
-	return settings + "|" + strconv.Itoa(e.MaxTasksPerOwner) + "|" + strconv.Itoa(e.MaxEventsPerTask) + scope
+	return string(st.CaddyModule().ID) + "|" + st.StoreKey() + "|" + strconv.Itoa(env.MaxTasksPerOwner) + "|" +
+		strconv.Itoa(env.MaxEventsPerTask) + "|" + scope
 }
 
-// Backend is a store with the runner whose runs write to it. They share a
-// lifetime: runs outlive requests and configs, not the store. It is the
-// reload-surviving state a store module keeps in its caddy.UsagePool: a
-// reload provisions the new config (taking a reference) before cleaning
-// up the old one (dropping its reference), so a store whose key is
-// unchanged is never closed and its tasks and in-flight runs carry on.
-type Backend struct {
-	store  store.Store
-	runner *handler.Runner
-	// log is where the runner logs: the logger of the newest config using
-	// this backend (the handler sets it), so logs follow reloads of the
-	// logging config.
-	log *atomic.Pointer[zap.Logger]
-	// mount names the last mount that took the backend, for the warning
-	// of Destruct.
-	mount atomic.Pointer[string]
-	// contextKey keys the context ids the agent sees (handler
-	// Options.ContextKey): it lives as long as the tasks whose contexts
-	// it names. A shared store's is asked of it by every send
-	// (contextKeyFunc; the store keeps it), nil here.
-	contextKey     []byte
-	contextKeyFunc func(context.Context) ([]byte, error)
-	// push is the dispatcher of the push notifications of its tasks.
-	push pushState
-}
-
-// NewBackend gives st a runner and a context key. Put it in a
-// caddy.UsagePool: it is a caddy.Destructor.
-func NewBackend(st store.Store) *Backend {
-	cur := new(atomic.Pointer[zap.Logger])
-	cur.Store(zap.NewNop())
-	return &Backend{
-		store:      st,
-		runner:     handler.NewRunner(zap.New(&liveCore{cur: cur})),
-		log:        cur,
-		contextKey: handler.NewContextKey(),
-	}
-}
-
-// NewSharedBackend is NewBackend for a store shared by several processes
-// (store.Secrets): the context key is the store's, the same in every
-// process, so that a task continued on another replica keeps its context
-// at the agent. It is asked of the store by every send, not read here:
-// Caddy starts while the store's server is down, and only the sends made
-// before it is back fail; and a store that lost the key (Redis restarted
-// without persistence) gives the one its processes agreed on since.
-func NewSharedBackend(st store.Secrets) (*Backend, error) {
-	s, ok := st.(store.Store)
-	if !ok {
-		return nil, errors.New("a2a: NewSharedBackend of something that is not a store")
-	}
-	b := NewBackend(s)
-	b.contextKey = nil
-	b.contextKeyFunc = func(ctx context.Context) ([]byte, error) {
-		key, err := st.Secret(ctx, "context-key", handler.ContextKeySize)
+// takeBackend takes the backend of st in env from the pool (opening its
+// store on first use) for a mount whose scope is scope; the mount's
+// Cleanup gives it back (backends.Delete(key)).
+func takeBackend(st StoreModule, env StoreEnv, scope string) (b *handler.Backend, key string, err error) {
+	key = backendKey(st, env, scope)
+	v, _, err := backends.LoadOrNew(key, func() (caddy.Destructor, error) {
+		s, err := st.OpenStore(env)
 		if err != nil {
-			return nil, fmt.Errorf("the store's shared context key: %w", err)
+			return nil, err
 		}
-		return key, nil
+		return pooledBackend{handler.NewBackend(s)}, nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
-	return b, nil
-}
-
-// heldCounter is a store that can say what closing it drops (the memory
-// store's Held).
-type heldCounter interface {
-	Held() (total, waiting, running int)
-}
-
-// Destruct ends the runs, then closes the store they wrote to. The last
-// config using the backend has let go of it: a reload changed what its
-// key is made of (the store's settings, the upstream, rpc_path, the share
-// or the limits the store enforces), so the tasks it holds are lost, and
-// a store that can count them says how many in a warning. When Caddy
-// exits, the tasks of a process-local store go with it, as the operator
-// expects, and nothing is said.
-func (b *Backend) Destruct() error {
-	if c, ok := b.store.(heldCounter); ok && !caddy.Exiting() {
-		if total, waiting, running := c.Held(); total > 0 {
-			var mount string
-			if m := b.mount.Load(); m != nil {
-				mount = *m
-			}
-			b.log.Load().Warn("a2a: config change dropped a task store with its tasks (a new store starts empty); "+
-				"to keep tasks across a change of upstream or rpc_path, name the store's share (store memory { share <name> })",
-				zap.Int("tasks", total), zap.Int("waiting", waiting), zap.Int("running", running), zap.String("last_mount", mount))
-		}
-	}
-	err := b.runner.Close()
-	// After the runs: their last writes queue notifications too.
-	b.closePush()
-	return errors.Join(err, b.store.Close())
+	return v.(pooledBackend).Backend, key, nil
 }
 
 // Defaults of the memory store, which store/memory applies: the module
@@ -223,13 +158,7 @@ type MemoryStore struct {
 	// config with the same scope are refused. At most 64 characters of
 	// A-Z, a-z, 0-9, '.', '_' and '-'.
 	Share string `json:"share,omitempty"`
-
-	key     string
-	backend *Backend
 }
-
-// memoryStores holds the backends of the memory store modules.
-var memoryStores = caddy.NewUsagePool()
 
 // CaddyModule returns the Caddy module information.
 func (MemoryStore) CaddyModule() caddy.ModuleInfo {
@@ -239,27 +168,22 @@ func (MemoryStore) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision fills the defaults and takes the backend of its key from the
-// pool, creating it on first use.
-func (m *MemoryStore) Provision(ctx caddy.Context) error {
+// Provision fills the defaults.
+func (m *MemoryStore) Provision(caddy.Context) error {
 	m.fill()
-	env := StoreEnvOf(ctx)
-	key := m.keyIn(env)
-	v, _, err := memoryStores.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return NewBackend(memory.New(memory.Options{
-			MaxTasks:         m.MaxTasks,
-			MaxBytes:         m.MaxBytes,
-			MaxTasksPerOwner: env.MaxTasksPerOwner,
-			MaxEventsPerTask: env.MaxEventsPerTask,
-			TTL:              time.Duration(m.TTL),
-			IdleTTL:          time.Duration(m.IdleTTL),
-		})), nil
-	})
-	if err != nil {
-		return err
-	}
-	m.key, m.backend = key, v.(*Backend)
 	return nil
+}
+
+// OpenStore opens a memory store of m's settings.
+func (m *MemoryStore) OpenStore(env StoreEnv) (store.Store, error) {
+	return memory.New(memory.Options{
+		MaxTasks:         m.MaxTasks,
+		MaxBytes:         m.MaxBytes,
+		MaxTasksPerOwner: env.MaxTasksPerOwner,
+		MaxEventsPerTask: env.MaxEventsPerTask,
+		TTL:              time.Duration(m.TTL),
+		IdleTTL:          time.Duration(m.IdleTTL),
+	}), nil
 }
 
 // fill applies the defaults.
@@ -278,10 +202,10 @@ func (m *MemoryStore) fill() {
 	}
 }
 
-// keyIn is the pool key of m's settings (defaults filled) in env.
-func (m *MemoryStore) keyIn(env StoreEnv) string {
-	return env.Key("memory|"+strconv.Itoa(m.MaxTasks)+"|"+strconv.FormatInt(m.MaxBytes, 10)+
-		"|"+time.Duration(m.TTL).String()+"|"+time.Duration(m.IdleTTL).String(), m.Share)
+// StoreKey names m's settings, defaults filled.
+func (m *MemoryStore) StoreKey() string {
+	return strconv.Itoa(m.MaxTasks) + "|" + strconv.FormatInt(m.MaxBytes, 10) +
+		"|" + time.Duration(m.TTL).String() + "|" + time.Duration(m.IdleTTL).String()
 }
 
 // Validate checks the settings.
@@ -305,24 +229,6 @@ func (m *MemoryStore) Validate() error {
 	}
 	return nil
 }
-
-// Cleanup drops this config's hold on the backend; the last one closes
-// it. It is also called after a failed Provision or Validate.
-func (m *MemoryStore) Cleanup() error {
-	if m.key == "" {
-		return nil
-	}
-	key := m.key
-	m.key, m.backend = "", nil
-	_, err := memoryStores.Delete(key)
-	return err
-}
-
-// Backend is the store and runner taken in Provision.
-func (m *MemoryStore) Backend() *Backend { return m.backend }
-
-// Key identifies the backend.
-func (m *MemoryStore) Key() string { return m.key }
 
 // ShareName is the share, "" for none.
 func (m *MemoryStore) ShareName() string { return m.Share }
@@ -413,19 +319,19 @@ type mountClaim struct {
 	scope  string
 }
 
-// claimScope registers h (whose store is st) in the sharing scope it uses
-// within the config of ctx. It refuses a second mount of the same config
-// in a scope that no share names (both would silently hold one task store
-// and one owner namespace), and a mount that names a share another mount
-// of the config uses with other store settings. It returns nil, nil when
+// claimScope registers h (whose backend's pool key is key, its store's
+// share share) in the sharing scope it uses within the config of ctx. It
+// refuses a second mount of the same config in a scope that no share
+// names (both would silently hold one task store and one owner
+// namespace), and a mount that names a share another mount of the config
+// uses with other store settings. It returns nil, nil when
 // ctx belongs to no config load (a context that is never canceled), where
 // there is nothing to compare with.
-func (h *Handler) claimScope(ctx caddy.Context, st StoreModule) (*mountClaim, error) {
+func (h *Handler) claimScope(ctx caddy.Context, key, share string) (*mountClaim, error) {
 	config := ctx.Done()
 	if config == nil {
 		return nil, nil
 	}
-	key, share := st.Key(), st.ShareName()
 	scope := key
 	if share != "" {
 		scope = "share " + share
@@ -489,59 +395,12 @@ func (h *Handler) describeMount(ctx caddy.Context) string {
 	return fmt.Sprintf("the a2a mount %q %s at rpc_path %s", h.Name, where, h.RPCPath)
 }
 
-// liveCore is a zap core that writes through the core of the logger
-// currently stored in cur: the runner is created once but must log with the
-// newest config's logging setup, not with sinks an old config closed.
-type liveCore struct {
-	cur    *atomic.Pointer[zap.Logger]
-	fields []zapcore.Field
-}
-
-func (c *liveCore) core() zapcore.Core { return c.cur.Load().Core() }
-
-// Enabled reports whether the current core logs at l.
-func (c *liveCore) Enabled(l zapcore.Level) bool { return c.core().Enabled(l) }
-
-// With returns a core that adds fields to every entry.
-func (c *liveCore) With(fields []zapcore.Field) zapcore.Core {
-	return &liveCore{cur: c.cur, fields: append(slices.Clip(c.fields), fields...)}
-}
-
-// Check adds c to ce if the current core would log e.
-func (c *liveCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if c.Enabled(e.Level) {
-		return ce.AddCore(e, c)
-	}
-	return ce
-}
-
-// Write hands e with the accumulated fields to the current core, through
-// its own Check so its filters and sinks apply. The logger name comes from
-// the current logger, so entries read as the module's own.
-func (c *liveCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	l := c.cur.Load()
-	if e.LoggerName == "" {
-		e.LoggerName = l.Name()
-	}
-	core := l.Core()
-	if len(c.fields) > 0 {
-		core = core.With(c.fields)
-	}
-	if ce := core.Check(e, nil); ce != nil {
-		ce.Write(fields...)
-	}
-	return nil
-}
-
-// Sync flushes the current core.
-func (c *liveCore) Sync() error { return c.core().Sync() }
-
 // Interface guards.
 var (
 	_ StoreModule           = (*MemoryStore)(nil)
 	_ caddy.Provisioner     = (*MemoryStore)(nil)
 	_ caddy.Validator       = (*MemoryStore)(nil)
-	_ caddy.CleanerUpper    = (*MemoryStore)(nil)
 	_ caddyfile.Unmarshaler = (*MemoryStore)(nil)
-	_ caddy.Destructor      = (*Backend)(nil)
+	_ StoreSharer           = (*MemoryStore)(nil)
+	_ caddy.Destructor      = pooledBackend{}
 )

@@ -9,19 +9,18 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// provisionStore loads a memory store module of raw settings in ctx with
-// env, as the handler does.
-func provisionStore(t *testing.T, ctx caddy.Context, env StoreEnv, raw string) *MemoryStore {
+// memoryModule is a memory store module of raw settings, provisioned as
+// the handler loads it.
+func memoryModule(t *testing.T, raw string) *MemoryStore {
 	t.Helper()
-	mod, err := ctx.WithValue(storeEnvKey{}, env).LoadModuleByID("a2a.stores.memory", json.RawMessage(raw))
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	mod, err := ctx.LoadModuleByID("a2a.stores.memory", json.RawMessage(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,67 +30,50 @@ func provisionStore(t *testing.T, ctx caddy.Context, env StoreEnv, raw string) *
 // TestBackendPool: store modules with the same key share one backend (a
 // reload keeps its tasks); the last release closes it.
 func TestBackendPool(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	env := StoreEnv{Scope: "test|" + t.Name()}
-	m1 := provisionStore(t, ctx, env, `{}`)
-	b1 := m1.Backend()
+	scope := "test|" + t.Name()
+	b1, k1, err := takeBackend(memoryModule(t, `{}`), StoreEnv{}, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bg := context.Background()
 	task := &protocol.Task{ID: "t1", ContextID: "c1", Status: protocol.TaskStatus{State: protocol.StateCompleted}}
-	if _, err := b1.store.Create(bg, "alice", task); err != nil {
+	if _, err := b1.Store().Create(bg, "alice", task); err != nil {
 		t.Fatal(err)
 	}
 
 	// A reload: the new config takes the backend before the old lets go;
 	// an explicit default is the omitted setting.
-	m2 := provisionStore(t, ctx, env, `{"max_tasks": 10000}`)
-	if m2.Backend() != b1 {
-		t.Fatal("same key, different backend")
-	}
-	if err := m1.Cleanup(); err != nil {
+	b2, k2, err := takeBackend(memoryModule(t, `{"max_tasks": 10000}`), StoreEnv{}, scope)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m2.Backend().store.Get(bg, "alice", "t1"); err != nil {
+	if b2 != b1 || k2 != k1 {
+		t.Fatal("same key, different backend")
+	}
+	if _, err := backends.Delete(k1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b2.Store().Get(bg, "alice", "t1"); err != nil {
 		t.Fatalf("task lost while a config still uses the store: %v", err)
 	}
 
-	other := provisionStore(t, ctx, StoreEnv{Scope: env.Scope + "|other"}, `{}`)
-	if other.Backend() == b1 {
+	other, ko, err := takeBackend(memoryModule(t, `{}`), StoreEnv{}, scope+"|other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == b1 {
 		t.Fatal("different key, same backend")
 	}
-	if err := other.Cleanup(); err != nil {
+	if _, err := backends.Delete(ko); err != nil {
 		t.Fatal(err)
 	}
 
 	// The last config goes: the store is closed.
-	if err := m2.Cleanup(); err != nil {
+	if _, err := backends.Delete(k2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b1.store.Get(bg, "alice", "t1"); !errors.Is(err, store.ErrClosed) {
+	if _, err := b1.Store().Get(bg, "alice", "t1"); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("store after the last release: %v, want ErrClosed", err)
-	}
-}
-
-// TestLiveCore: the runner's logger writes through the newest config's
-// logger, with its name, fields and level.
-func TestLiveCore(t *testing.T) {
-	core1, logs1 := observer.New(zapcore.InfoLevel)
-	core2, logs2 := observer.New(zapcore.WarnLevel)
-	b := NewBackend(nil)
-	b.log.Store(zap.New(core1).Named("http.handlers.a2a"))
-	log := zap.New(&liveCore{cur: b.log}).With(zap.String("task_id", "t1"))
-
-	log.Info("one")
-	b.log.Store(zap.New(core2).Named("http.handlers.a2a"))
-	log.Info("dropped: below the new config's level")
-	log.Warn("two")
-
-	if logs1.Len() != 1 || logs2.Len() != 1 {
-		t.Fatalf("entries: old %d new %d, want 1 and 1", logs1.Len(), logs2.Len())
-	}
-	e := logs2.All()[0]
-	if e.Message != "two" || e.LoggerName != "http.handlers.a2a" || e.ContextMap()["task_id"] != "t1" {
-		t.Errorf("entry: %+v", e)
 	}
 }
 
@@ -106,7 +88,7 @@ func TestStoreKeyIdleTTL(t *testing.T) {
 		if err := m.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		return m.keyIn(StoreEnv{Scope: "http://agent.test/|/a2a"})
+		return backendKey(m, StoreEnv{}, "http://agent.test/|/a2a")
 	}
 	if got, want := key(0), key(24*time.Hour); got != want {
 		t.Errorf("omitted idle_ttl: key %q, explicit default: %q", got, want)
@@ -125,24 +107,23 @@ func TestStoreKeyIdleTTL(t *testing.T) {
 // and the sharing scope: the share when set (whatever the upstream),
 // else the upstream and RPC path.
 func TestStoreKeyScope(t *testing.T) {
-	key := func(share string, env StoreEnv) string {
+	key := func(share string, env StoreEnv, scope string) string {
 		m := &MemoryStore{Share: share}
 		m.fill()
-		return m.keyIn(env)
+		return backendKey(m, env, scope)
 	}
-	a := StoreEnv{Scope: "http://a.test/|/a2a"}
-	b := StoreEnv{Scope: "http://b.test/|/a2a"}
-	if key("", a) == key("", b) {
+	a, b := "http://a.test/|/a2a", "http://b.test/|/a2a"
+	if key("", StoreEnv{}, a) == key("", StoreEnv{}, b) {
 		t.Error("two upstreams without a share have one key")
 	}
-	if key("team", a) != key("team", b) {
+	if key("team", StoreEnv{}, a) != key("team", StoreEnv{}, b) {
 		t.Error("one share on two upstreams has two keys")
 	}
-	if key("team", a) == key("", a) {
+	if key("team", StoreEnv{}, a) == key("", StoreEnv{}, a) {
 		t.Error("a share and the implicit scope have one key")
 	}
-	if key("", a) == key("", StoreEnv{Scope: a.Scope, MaxTasksPerOwner: 5}) ||
-		key("", a) == key("", StoreEnv{Scope: a.Scope, MaxEventsPerTask: 5}) {
+	if key("", StoreEnv{}, a) == key("", StoreEnv{MaxTasksPerOwner: 5}, a) ||
+		key("", StoreEnv{}, a) == key("", StoreEnv{MaxEventsPerTask: 5}, a) {
 		t.Error("the limits the store enforces are not in its key")
 	}
 }
@@ -165,16 +146,20 @@ func scopeMount(t *testing.T, name, share string) *Handler {
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m.key = m.keyIn(StoreEnv{Scope: "http://agent.test/|/a2a"})
 	h.store = m
 	return h
+}
+
+// mountKey is the pool key of a scopeMount's store.
+func mountKey(h *Handler) string {
+	return backendKey(h.store, StoreEnv{}, h.upstream.Target()+"|"+h.RPCPath)
 }
 
 // claim claims h's scope in ctx and keeps the claim on h, as Provision
 // does.
 func claim(ctx caddy.Context, h *Handler) error {
 	var err error
-	h.claim, err = h.claimScope(ctx, h.store)
+	h.claim, err = h.claimScope(ctx, mountKey(h), shareName(h.store))
 	return err
 }
 
@@ -221,14 +206,13 @@ func TestClaimScope(t *testing.T) {
 	odd := scopeMount(t, "S3", "team")
 	m := odd.store.(*MemoryStore)
 	m.MaxTasks = 5
-	m.key = m.keyIn(StoreEnv{Scope: "http://agent.test/|/a2a"})
 	if err := claim(cfg1, odd); err == nil || !strings.Contains(err.Error(), `share "team": the a2a mount "S3"`) ||
 		!strings.Contains(err.Error(), "different store settings") {
 		t.Errorf("share team with other settings: %v", err)
 	}
 	// A share and the implicit scope of the same upstream and path are
 	// apart.
-	if got, other := s1.store.Key(), a.store.Key(); got == other {
+	if got, other := mountKey(s1), mountKey(a); got == other {
 		t.Errorf("share team and no share have one key %q", got)
 	}
 
@@ -252,7 +236,7 @@ func TestClaimScope(t *testing.T) {
 
 	// A context of no config load (never canceled) compares nothing.
 	x := scopeMount(t, "X", "")
-	if c, err := x.claimScope(caddy.Context{Context: context.Background()}, x.store); c != nil || err != nil {
+	if c, err := x.claimScope(caddy.Context{Context: context.Background()}, mountKey(x), ""); c != nil || err != nil {
 		t.Errorf("no config: %v %v", c, err)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	caddya2a "github.com/caddy-a2a/caddy-a2a"
+	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
@@ -24,38 +25,16 @@ func init() {
 	caddy.RegisterModule(new(testUpstream))
 }
 
-// testStores is the pool of testStore's backends; live counts the
-// backends not yet destroyed.
-var (
-	testStores = caddy.NewUsagePool()
-	live       atomic.Int32
-)
-
+// docs:store begin
 // testStore is a2a.stores.test: a memory store under another name, with
-// one setting of its own.
+// one setting of its own. This is all a store module is: its settings,
+// their key, and how to open the store (the handler pools it).
 type testStore struct {
 	Label string `json:"label,omitempty"`
-
-	key     string
-	backend *caddya2a.Backend
 }
 
 func (*testStore) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "a2a.stores.test", New: func() caddy.Module { return new(testStore) }}
-}
-
-func (s *testStore) Provision(ctx caddy.Context) error {
-	env := caddya2a.StoreEnvOf(ctx)
-	key := env.Key("test|"+s.Label, "")
-	v, _, err := testStores.LoadOrNew(key, func() (caddy.Destructor, error) {
-		live.Add(1)
-		return counted{caddya2a.NewBackend(memory.New(memory.Options{MaxTasksPerOwner: env.MaxTasksPerOwner}))}, nil
-	})
-	if err != nil {
-		return err
-	}
-	s.key, s.backend = key, v.(counted).Backend
-	return nil
 }
 
 func (s *testStore) Validate() error {
@@ -65,18 +44,12 @@ func (s *testStore) Validate() error {
 	return nil
 }
 
-func (s *testStore) Cleanup() error {
-	if s.key == "" {
-		return nil
-	}
-	_, err := testStores.Delete(s.key)
-	s.key = ""
-	return err
-}
+// StoreKey: configs with one label share one store.
+func (s *testStore) StoreKey() string { return s.Label }
 
-func (s *testStore) Backend() *caddya2a.Backend { return s.backend }
-func (s *testStore) Key() string                { return s.key }
-func (s *testStore) ShareName() string          { return "" }
+func (s *testStore) OpenStore(env caddya2a.StoreEnv) (store.Store, error) {
+	return memory.New(memory.Options{MaxTasksPerOwner: env.MaxTasksPerOwner}), nil
+}
 
 func (s *testStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the type
@@ -89,13 +62,7 @@ func (s *testStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// counted is a backend whose destruction is counted.
-type counted struct{ *caddya2a.Backend }
-
-func (c counted) Destruct() error {
-	live.Add(-1)
-	return c.Backend.Destruct()
-}
+// docs:store end
 
 // testUpstream is a2a.upstreams.test: an agent that answers every run
 // with its greeting.
@@ -150,7 +117,7 @@ func (e *events) Close() error { return nil }
 // the root package are written `store <type> { … }` and `upstream <kind>
 // <url> { … }` in a Caddyfile, adapt to their JSON module objects, are
 // loaded, checked and cleaned up by the handler like the built-in ones,
-// and their backend lives in their own pool until the last config lets
+// and their store lives in the handler's pool until the last config lets
 // go.
 func TestThirdPartyModules(t *testing.T) {
 	const site = `:8080 {
@@ -184,7 +151,7 @@ func TestThirdPartyModules(t *testing.T) {
 	if err := validate(out); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	if n := live.Load(); n != 0 {
+	if n := caddya2a.PooledBackends("a2a.stores.test"); n != 0 {
 		t.Errorf("%d backends left after validate cleaned up", n)
 	}
 
@@ -201,7 +168,7 @@ func TestThirdPartyModules(t *testing.T) {
 		!strings.Contains(err.Error(), "label is required") {
 		t.Errorf("JSON store without label: %v", err)
 	}
-	if n := live.Load(); n != 0 {
+	if n := caddya2a.PooledBackends("a2a.stores.test"); n != 0 {
 		t.Errorf("%d backends left after failed loads", n)
 	}
 
@@ -214,5 +181,32 @@ func TestThirdPartyModules(t *testing.T) {
 		if _, _, err := adapter.Adapt([]byte(strings.Replace(cfg, "%s", "one", 1)), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("adapt: %v, want %q", err, want)
 		}
+	}
+}
+
+// TestStoreModuleDoc: docs/json-config.md shows a store module exactly as
+// this file writes it, and that is under 40 lines of code.
+func TestStoreModuleDoc(t *testing.T) {
+	src, err := os.ReadFile("thirdparty_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(src), "// docs:store begin\n")
+	code, _, _ = strings.Cut(code, "// docs:store end\n")
+	page, err := os.ReadFile("docs/json-config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "```go\n"+strings.TrimRight(code, "\n")+"\n```") {
+		t.Errorf("docs/json-config.md does not show the store module as thirdparty_test.go has it:\n%s", code)
+	}
+	lines := 0
+	for _, l := range strings.Split(code, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "//") {
+			lines++
+		}
+	}
+	if lines == 0 || lines >= 40 {
+		t.Errorf("the store module is %d lines of code, want fewer than 40", lines)
 	}
 }

@@ -242,6 +242,9 @@ type Orphans interface {
 	// while the claim holds). A claim lasts a lease: a task the caller
 	// could not record is found again once its claim lapses.
 	Orphans(ctx context.Context) ([]Orphan, error)
+	// Lease is how long a lease lasts unrenewed: the store's processes
+	// look for orphans every half lease.
+	Lease() time.Duration
 }
 
 // Abandoner is an optional capability of a store with Orphans: a run

@@ -67,6 +67,9 @@ func (s *Store) Abandon(id string, version uint64) {
 	}
 }
 
+// Lease is how long a lease lasts unrenewed (Options.Lease).
+func (s *Store) Lease() time.Duration { return s.opts.Lease }
+
 // lapse is when a lease renewed now lapses, in unix ms.
 func (s *Store) lapse() int64 { return time.Now().Add(s.opts.Lease).UnixMilli() }
 
