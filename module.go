@@ -612,7 +612,7 @@ func (h *Handler) build() error {
 		opts.Store = h.storeOps
 	}
 	h.Limits.apply(&opts)
-	if opts.Push, err = h.Push.options(b, h.pushIssuer); err != nil {
+	if opts.Push, err = h.Push.options(b, h.baseURL); err != nil {
 		return err
 	}
 	svc, err := handler.New(opts)
@@ -731,14 +731,7 @@ func (h *Handler) extendedCardOptions() *handler.ExtendedCardOptions {
 	}
 	return &handler.ExtendedCardOptions{
 		Challenge: h.challenge(),
-		Render: func(r *http.Request, v protocol.Version) ([]byte, error) {
-			if r == nil {
-				return nil, errors.New("no request to take the card's URLs from")
-			}
-			u, err := h.rpcURL(r)
-			if err != nil {
-				return nil, err
-			}
+		Render: func(u string, v protocol.Version) ([]byte, error) {
 			return h.extCards.Document(httpbind.CardURLs{RPC: u, REST: h.restURL(u), GRPC: h.grpcAddr(u)}, v == protocol.V10)
 		},
 	}
@@ -791,7 +784,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return nil
 		}
 		req, start := h.begin(r, bindingJSONRPC)
-		st, err := h.startRPC(w, r, &req.info)
+		st, err := h.startRPC(w, r, req)
 		h.answered(r, req, start)
 		st.Serve()
 		return err
@@ -803,7 +796,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if h.rest != nil {
 		if rel, ok := h.restRoute(r.URL.Path); ok {
 			req, start := h.begin(r, bindingREST)
-			st, err := h.startREST(w, r, rel, &req.info)
+			st, err := h.startREST(w, r, rel, req)
 			h.answered(r, req, start)
 			st.Serve()
 			return err

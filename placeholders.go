@@ -1,12 +1,13 @@
 package caddya2a
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -30,7 +31,7 @@ import (
 // binding and the service have learnt so far, and nothing is boxed for a
 // request whose placeholders no one reads.
 func (h *Handler) begin(r *http.Request, binding int) (*a2aRequest, time.Time) {
-	req := &a2aRequest{binding: binding}
+	req := &a2aRequest{binding: binding, h: h, r: r}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Map(req.get)
 	}
@@ -57,7 +58,14 @@ func (h *Handler) answered(r *http.Request, req *a2aRequest, start time.Time) {
 type a2aRequest struct {
 	info    handler.RequestInfo
 	binding int
+	// h and r resolve the caller's endpoint (handler.Endpoint) when the
+	// service asks for it.
+	h *Handler
+	r *http.Request
 }
+
+// RPCURL is the mount's public JSON-RPC URL as the request reached it.
+func (p *a2aRequest) RPCURL() (string, error) { return p.h.rpcURL(p.r) }
 
 // get answers the {http.a2a.*} placeholders.
 func (p *a2aRequest) get(key string) (any, bool) {

@@ -146,7 +146,7 @@ func (p *Push) check() error {
 
 // options are the service's push options over the backend's dispatcher;
 // nil without push.
-func (p *Push) options(b *handler.Backend, issuer func(*http.Request) string) (*handler.PushOptions, error) {
+func (p *Push) options(b *handler.Backend, issuer func(rpcURL string) string) (*handler.PushOptions, error) {
 	if p == nil {
 		return nil, nil
 	}

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -39,7 +40,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) error {
 // type, size), resolves the caller and hands the body to the JSON-RPC
 // binding. A stream it set up comes back unserved: ServeHTTP serves it
 // from its own frame (jsonrpc.Binding.Start says why).
-func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request, info *handler.RequestInfo) (jsonrpc.Stream, error) {
+func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request, req *a2aRequest) (jsonrpc.Stream, error) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = rpcAllow
 		return jsonrpc.Stream{}, caddyhttp.Error(http.StatusMethodNotAllowed, fmt.Errorf("a2a: %s on the JSON-RPC endpoint", r.Method))
@@ -55,19 +56,18 @@ func (h *Handler) startRPC(w http.ResponseWriter, r *http.Request, info *handler
 	// Read to the end; closing lets HTTP/2 drop the stream's receive
 	// buffer now rather than when a long stream ends.
 	_ = r.Body.Close()
-	c := h.caller(r)
-	c.Info = info
-	return h.rpc.Start(w, r, body, c), nil
+	return h.rpc.Start(w, r, body, h.caller(r, req)), nil
 }
 
-// caller is who makes request r, as every binding passes it to the
-// service: the owner, and the headers its runs send the agent.
-func (h *Handler) caller(r *http.Request) handler.Caller {
+// caller is who makes request r (req as the envelope sees it), as every
+// binding passes it to the service: the owner, where it came in, the
+// headers its runs send the agent, and the request's info to fill.
+func (h *Handler) caller(r *http.Request, req *a2aRequest) handler.Caller {
 	owner := h.owner(r)
 	if owner == "" && h.anonymous != nil {
 		h.anonymous.Do(h.warnAnonymous)
 	}
-	c := handler.Caller{Owner: owner, Request: r}
+	c := handler.Caller{Owner: owner, Endpoint: req, Info: &req.info}
 	if sp := trace.SpanFromContext(r.Context()); sp.SpanContext().IsValid() {
 		// Caddy's tracing handler is in the route: the runs join its trace.
 		c.Span = sp
@@ -277,19 +277,10 @@ func validHost(h string) bool {
 	return h != "" && len(h) <= 255 && httpguts.ValidHostHeader(h)
 }
 
-// pushIssuer is the iss of the signed deliveries of configs set by r: the
-// mount's public base URL, as its card gives it (the JSON-RPC URL without
-// rpc_path).
-func (h *Handler) pushIssuer(r *http.Request) string {
-	u, err := h.rpcURL(r)
-	if err != nil {
-		return ""
-	}
-	return h.baseURL(u)
-}
-
 // baseURL is the mount's public base URL of its JSON-RPC URL u: u
-// without rpc_path (its origin if u does not end in it).
+// without rpc_path (its origin if u does not end in it). It is the iss of
+// the signed deliveries of push configs (PushOptions.Issuer), as the card
+// gives the mount.
 func (h *Handler) baseURL(u string) string {
 	if base := strings.TrimSuffix(u, h.RPCPath); base != u {
 		return base

@@ -30,9 +30,7 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, start := h.begin(r, bindingGRPC)
-	c := h.caller(r)
-	c.Info = &req.info
-	r = r.WithContext(grpcbind.WithCaller(r.Context(), c))
+	r = r.WithContext(grpcbind.WithCaller(r.Context(), h.caller(r, req)))
 	h.grpc.ServeHTTP(flushWriter{w, http.NewResponseController(w)}, r)
 	// After the call: a gRPC stream is answered by the same handler
 	// call, so its duration is the whole stream's.

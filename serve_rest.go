@@ -9,7 +9,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/binding/rest"
-	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
 
@@ -30,7 +29,7 @@ func (h *Handler) restRoute(path string) (string, bool) {
 
 // startREST answers a request under rest_path; a stream it set up comes
 // back unserved, for ServeHTTP to serve from its own frame.
-func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, info *handler.RequestInfo) (rest.Stream, error) {
+func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, req *a2aRequest) (rest.Stream, error) {
 	esc := r.URL.EscapedPath()
 	if rest.UnsafePath(esc) {
 		// Before any route, gate or service: Caddy's matchers judged this
@@ -80,9 +79,7 @@ func (h *Handler) startREST(w http.ResponseWriter, r *http.Request, rel string, 
 		}
 		_ = r.Body.Close()
 	}
-	c := h.caller(r)
-	c.Info = info
-	return h.rest.Start(w, r, rt, body, c), nil
+	return h.rest.Start(w, r, rt, body, h.caller(r, req)), nil
 }
 
 // unsafePathRefusal is the message of the 400 answering a path under

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"errors"
+
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonwire"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 )
@@ -28,7 +30,14 @@ func (e *Service) ExtendedCard(c Caller, v protocol.Version, params []byte) ([]b
 	case c.Owner == "":
 		return nil, protocol.ErrUnauthenticated("The extended Agent Card is for authenticated callers")
 	}
-	doc, err := x.Render(c.Request, v)
+	if c.Endpoint == nil {
+		return nil, internalError(c.log(e.log), "rendering the extended card", errors.New("the call names no endpoint to take the card's URLs from"))
+	}
+	u, err := c.Endpoint.RPCURL()
+	if err != nil {
+		return nil, internalError(c.log(e.log), "rendering the extended card", err)
+	}
+	doc, err := x.Render(u, v)
 	if err != nil {
 		return nil, internalError(c.log(e.log), "rendering the extended card", err)
 	}

@@ -2,8 +2,6 @@ package handler
 
 import (
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -29,24 +27,24 @@ func TestExtendedCard(t *testing.T) {
 	fail := false
 	svc := newTestService(t, stepsAgent{}, func(o *Options) {
 		o.ExtendedCard = &ExtendedCardOptions{Challenge: `Basic realm="a2a"`,
-			Render: func(r *http.Request, v protocol.Version) ([]byte, error) {
+			Render: func(rpcURL string, v protocol.Version) ([]byte, error) {
 				if fail {
 					return nil, errors.New("boom")
 				}
-				return []byte(`{"for":"` + v.String() + ` ` + r.Host + `"}`), nil
+				return []byte(`{"for":"` + v.String() + ` ` + rpcURL + `"}`), nil
 			}}
 	})
 	if svc.Challenge() != `Basic realm="a2a"` {
 		t.Fatalf("challenge %q", svc.Challenge())
 	}
-	req := httptest.NewRequest(http.MethodPost, "http://agent.example/a2a", nil)
+	req := fixedEndpoint("http://agent.example/a2a")
 	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
-		if _, perr := svc.ExtendedCard(Caller{Request: req}, v, nil); perr == nil || perr.Code != protocol.CodeUnauthenticated ||
+		if _, perr := svc.ExtendedCard(Caller{Endpoint: req}, v, nil); perr == nil || perr.Code != protocol.CodeUnauthenticated ||
 			protocol.MapError(perr).HTTP != 401 || protocol.MapError(perr).Code != protocol.StatusUnauthenticated {
 			t.Fatalf("%s anonymous: %v", v, perr)
 		}
-		doc, perr := svc.ExtendedCard(Caller{Owner: "alice", Request: req}, v, nil)
-		if perr != nil || string(doc) != `{"for":"`+v.String()+` agent.example"}` {
+		doc, perr := svc.ExtendedCard(Caller{Owner: "alice", Endpoint: req}, v, nil)
+		if perr != nil || string(doc) != `{"for":"`+v.String()+` http://agent.example/a2a"}` {
 			t.Fatalf("%s: %s %v", v, doc, perr)
 		}
 	}
@@ -54,13 +52,22 @@ func TestExtendedCard(t *testing.T) {
 		``: true, `null`: true, `{}`: true, ` { } `: true, `{"tenant":""}`: true,
 		`{"tenant":"t1"}`: false, `{"x":1}`: false, `[]`: false, `"a"`: false, `{"tenant":"","y":2}`: false,
 	} {
-		_, perr := svc.ExtendedCard(Caller{Owner: "alice", Request: req}, protocol.V10, []byte(params))
+		_, perr := svc.ExtendedCard(Caller{Owner: "alice", Endpoint: req}, protocol.V10, []byte(params))
 		if ok != (perr == nil) || (!ok && perr.Code != protocol.CodeInvalidParams) {
 			t.Errorf("params %q: %v", params, perr)
 		}
 	}
+	// A call that names no endpoint has no URLs for the card.
+	if _, perr := svc.ExtendedCard(Caller{Owner: "alice"}, protocol.V10, nil); perr == nil || perr.Code != protocol.CodeInternal {
+		t.Fatalf("no endpoint: %v", perr)
+	}
 	fail = true
-	if _, perr := svc.ExtendedCard(Caller{Owner: "alice", Request: req}, protocol.V10, nil); perr == nil || perr.Code != protocol.CodeInternal || perr.Metadata["errorId"] == "" {
+	if _, perr := svc.ExtendedCard(Caller{Owner: "alice", Endpoint: req}, protocol.V10, nil); perr == nil || perr.Code != protocol.CodeInternal || perr.Metadata["errorId"] == "" {
 		t.Fatalf("failed render: %v", perr)
 	}
 }
+
+// fixedEndpoint is an Endpoint at one URL.
+type fixedEndpoint string
+
+func (e fixedEndpoint) RPCURL() (string, error) { return string(e), nil }

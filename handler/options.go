@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -120,9 +119,10 @@ const (
 // ExtendedCardOptions are how the service answers the extended card.
 type ExtendedCardOptions struct {
 	// Render is the document of the extended card for a caller of
-	// version v who came in r (its URLs are the request's, as the public
-	// card's are): the 1.0 card for 1.0, one a 0.3 client reads for 0.3.
-	Render func(r *http.Request, v protocol.Version) ([]byte, error)
+	// version v who reached the mount at rpcURL (the card's URLs are
+	// the caller's, as the public card's are): the 1.0 card for 1.0, one
+	// a 0.3 client reads for 0.3.
+	Render func(rpcURL string, v protocol.Version) ([]byte, error)
 	// Challenge is the WWW-Authenticate value of the 401 an anonymous
 	// caller gets ("" for none).
 	Challenge string

@@ -33,9 +33,10 @@ type PushOptions struct {
 	// Sign, when set, signs each attempt: it sets its header(s) in h for
 	// body, sent to url about task, as issuer iss.
 	Sign func(h http.Header, body []byte, task, url, iss string) error
-	// Issuer is the iss of the deliveries of a config set by r (nil or
-	// r nil: none).
-	Issuer func(r *http.Request) string
+	// Issuer is the iss of the deliveries of a config set by a caller
+	// who reached the mount at rpcURL (nil, or a caller without an
+	// Endpoint: none).
+	Issuer func(rpcURL string) string
 	// Handoff: the store hands work to other processes (store.Handoffs),
 	// so each notice can be written down if the dispatcher closes before
 	// it is delivered (ResumeNotice delivers it elsewhere).
@@ -135,8 +136,10 @@ func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 	if at != 0 {
 		s.Set, s.Proc = at, process
 	}
-	if po := e.opts.Push; po.Issuer != nil && c.Request != nil {
-		s.Iss = po.Issuer(c.Request)
+	if po := e.opts.Push; po.Issuer != nil && c.Endpoint != nil {
+		if u, err := c.Endpoint.RPCURL(); err == nil {
+			s.Iss = po.Issuer(u)
+		}
 	}
 	if cfg.Auth != nil {
 		s.Schemes, s.Credentials = cfg.Auth.Schemes, cfg.Auth.Credentials

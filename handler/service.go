@@ -22,15 +22,23 @@ type Caller struct {
 	// Headers are added to the agent's requests of the runs and cancels
 	// this request starts (upstream.RunRequest.Headers).
 	Headers http.Header
-	// Request is the HTTP request the call came in (nil if none): what a
-	// push config's signatures name as their issuer (PushOptions.Issuer).
-	Request *http.Request
+	// Endpoint is where the call came in (nil if nowhere the service
+	// needs to name): a push config's signatures name it as their issuer
+	// (PushOptions.Issuer), the extended card's URLs are its.
+	Endpoint Endpoint
 	// Info, if set, is filled with what the request turns out to be.
 	Info *RequestInfo
 	// Span is the request's trace span when it is traced (Caddy's
 	// tracing handler): the runs it starts are traced under it and pass
 	// the trace context on to the agent. Nil: not traced.
 	Span trace.Span
+}
+
+// Endpoint is where a call came in, resolved by whoever serves the
+// service, when the service asks.
+type Endpoint interface {
+	// RPCURL is the mount's public JSON-RPC URL as the caller reached it.
+	RPCURL() (string, error)
 }
 
 // Service is the A2A service of one mount: every operation of the
