@@ -128,7 +128,7 @@ func (b *Backend) Close(exiting bool) error {
 type backendPush struct {
 	once sync.Once
 	d    *push.Dispatcher
-	// resume is the newest push config's ResumeNotice: handed-over
+	// resume is the newest push config's resumeNotice: handed-over
 	// notices are delivered with its settings.
 	resume atomic.Pointer[func([]byte) error]
 	// observe counts the deliveries (the newest config's metrics).
@@ -172,12 +172,12 @@ func (b *Backend) HandsOff() bool {
 // runner writes on its own (a stopped replica's running task recorded
 // failed); observe (nil: none) counts the deliveries.
 func (b *Backend) Attach(svc *Service, observe func(push.Outcome)) {
-	resume := svc.ResumeNotice
+	resume := svc.resumeNotice
 	b.push.resume.Store(&resume)
 	if observe != nil {
 		b.push.observe.Store(&observe)
 	}
-	svc.NotifyRunnerWrites()
+	svc.notifyRunnerWrites()
 }
 
 // takeHandoffs delivers, from here, the notices other processes left

@@ -39,7 +39,7 @@ type PushOptions struct {
 	Issuer func(rpcURL string) string
 	// Handoff: the store hands work to other processes (store.Handoffs),
 	// so each notice can be written down if the dispatcher closes before
-	// it is delivered (ResumeNotice delivers it elsewhere).
+	// it is delivered (resumeNotice delivers it elsewhere).
 	Handoff bool
 }
 
@@ -232,10 +232,10 @@ func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.Pu
 	return nil
 }
 
-// NotifyRunnerWrites makes the runner's own writes (a stopped replica's
+// notifyRunnerWrites makes the runner's own writes (a stopped replica's
 // running task recorded failed) notify through this service's push
 // settings: the newest service with push on a runner calls it.
-func (e *Service) NotifyRunnerWrites() {
+func (e *Service) notifyRunnerWrites() {
 	if fn := e.afterWrite; fn != nil {
 		e.opts.Runner.notify.Store(&fn)
 	}
@@ -316,19 +316,19 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 		var out []push.Delivery
 		for _, r := range raw {
 			s, ok := decodeStoredPush(r)
-			if !ok || !e.served[s.V] || s.older(at) {
+			if !ok || !e.wire.served[s.V] || s.older(at) {
 				continue
 			}
 			if s.V == protocol.V03 {
 				if task03 == nil {
-					task03 = e.codecs[protocol.V03].AppendTask(nil, t)
+					task03 = e.wire.codecs[protocol.V03].AppendTask(nil, t)
 				}
 				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, task03, claim))
 				continue
 			}
 			if events10 == nil {
 				for i := range evs {
-					events10 = append(events10, e.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+					events10 = append(events10, e.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
 				}
 			}
 			for i, body := range events10 {
@@ -350,19 +350,19 @@ type handedNotice struct {
 }
 
 func (e *Service) encodeNotice(owner string, t *protocol.Task, last string, evs []protocol.Event) []byte {
-	h := handedNotice{Owner: owner, Last: last, Task: e.codecs[protocol.V10].AppendTask(nil, t)}
+	h := handedNotice{Owner: owner, Last: last, Task: e.wire.codecs[protocol.V10].AppendTask(nil, t)}
 	for i := range evs {
-		h.Events = append(h.Events, e.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+		h.Events = append(h.Events, e.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
 	}
 	b, _ := json.Marshal(&h)
 	return b
 }
 
-// ResumeNotice queues a notice another process wrote down as it stopped
+// resumeNotice queues a notice another process wrote down as it stopped
 // (store.Handoffs): its deliveries go out from here, without claims
 // (the stopped process holds those of what it did not deliver; a
 // receiver may see one it already got, as A2A allows).
-func (e *Service) ResumeNotice(b []byte) error {
+func (e *Service) resumeNotice(b []byte) error {
 	if e.opts.Push == nil {
 		return errors.New("handler: push is off")
 	}
@@ -370,13 +370,13 @@ func (e *Service) ResumeNotice(b []byte) error {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return err
 	}
-	t, err := e.codecs[protocol.V10].DecodeTask(h.Task)
+	t, err := e.wire.codecs[protocol.V10].DecodeTask(h.Task)
 	if err != nil {
 		return err
 	}
 	evs := make([]protocol.Event, 0, len(h.Events))
 	for _, raw := range h.Events {
-		ev, err := e.codecs[protocol.V10].DecodeStreamResult(raw)
+		ev, err := e.wire.codecs[protocol.V10].DecodeStreamResult(raw)
 		if err != nil {
 			return err
 		}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"go.uber.org/zap"
 

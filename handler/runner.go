@@ -59,7 +59,8 @@ type Runner struct {
 	// idle hands a run to a worker waiting for one (unbuffered: a send
 	// succeeds only if one waits).
 	idle chan *run
-	// notify is the push hook of the newest service with push (SetNotify),
+	// notify is the push hook of the newest service with push (set by
+	// Backend.Attach through Service.notifyRunnerWrites),
 	// for the writes the runner makes itself (orphans failed).
 	notify atomic.Pointer[func(string, *protocol.Task, string, []protocol.Event)]
 	// active counts each owner's reserved runs (reserve), under mu.

@@ -51,10 +51,9 @@ type Service struct {
 	// afterWrite is the runs' hook after each stored write (notifier),
 	// made once: a method value taken per run would allocate.
 	afterWrite func(string, *protocol.Task, string, []protocol.Event)
-	// served[v] reports whether wire version v is served.
-	served [protocol.V10 + 1]bool
-	// codecs[v] is the codec of version v, enforcing Options.Limits.
-	codecs [protocol.V10 + 1]protocol.Codec
+	// wire is what the bindings read: the codecs, the versions served,
+	// the bounds of a request.
+	wire Wire
 	// ext is replaced whole when a gateway's agent card changes
 	// (SetExtensions).
 	ext atomic.Pointer[extensions]
@@ -173,7 +172,7 @@ func New(o Options) (*Service, error) {
 		e.unloaded = o.Unload.Done()
 	}
 	for _, v := range []protocol.Version{protocol.V03, protocol.V10} {
-		e.codecs[v] = protocol.NewCodec(v, o.Limits)
+		e.wire.codecs[v] = protocol.NewCodec(v, o.Limits)
 	}
 	if len(o.Versions) == 0 {
 		o.Versions = []protocol.Version{protocol.V10, protocol.V03}
@@ -182,28 +181,39 @@ func New(o Options) (*Service, error) {
 		if v != protocol.V03 && v != protocol.V10 {
 			return nil, errors.New("handler: unknown version in Options.Versions")
 		}
-		e.served[v] = true
+		e.wire.served[v] = true
 	}
 	e.opts.Versions = o.Versions
+	e.wire.Limits, e.wire.MaxJSONDepth, e.wire.WriteTimeout = o.Limits, o.MaxJSONDepth, o.WriteTimeout
 	return e, nil
 }
 
+// Wire is what a binding needs of a service beside its operations: the
+// codec of each version it serves, and the bounds a request is read and
+// an answer written under. The service makes it once.
+type Wire struct {
+	// served[v] reports whether wire version v is served.
+	served [protocol.V10 + 1]bool
+	// codecs[v] is the codec of version v, enforcing Limits.
+	codecs [protocol.V10 + 1]protocol.Codec
+	// Limits are the request limits the codecs enforce, for a binding
+	// that makes a codec of its own (0.3's HTTP+JSON and gRPC bodies).
+	Limits protocol.Limits
+	// MaxJSONDepth is the nesting bound of a request body.
+	MaxJSONDepth int
+	// WriteTimeout bounds the write of one answer or stream frame.
+	WriteTimeout time.Duration
+}
+
 // Serves reports whether the service serves wire version v.
-func (e *Service) Serves(v protocol.Version) bool { return v <= protocol.V10 && e.served[v] }
+func (w *Wire) Serves(v protocol.Version) bool { return v <= protocol.V10 && w.served[v] }
 
 // Codec is the codec of wire version v, enforcing the service's request
 // limits: the one a binding decodes params and encodes results with.
-func (e *Service) Codec(v protocol.Version) protocol.Codec { return e.codecs[v] }
+func (w *Wire) Codec(v protocol.Version) protocol.Codec { return w.codecs[v] }
 
-// Limits are the request limits the service's codecs enforce, for a
-// binding that makes a codec of its own (0.3's HTTP+JSON bodies).
-func (e *Service) Limits() protocol.Limits { return e.opts.Limits }
-
-// MaxJSONDepth is the nesting bound of a request body.
-func (e *Service) MaxJSONDepth() int { return e.opts.MaxJSONDepth }
-
-// WriteTimeout bounds the write of one stream frame (Options.WriteTimeout).
-func (e *Service) WriteTimeout() time.Duration { return e.opts.WriteTimeout }
+// Wire is what the service's bindings read.
+func (e *Service) Wire() *Wire { return &e.wire }
 
 // Admit is what the service refuses of a call to method m before its
 // params are read: a client that did not activate a required extension

@@ -35,7 +35,7 @@ func newService(t *testing.T) *handler.Service {
 // before the service is called; what is not a unary method is -32601.
 func TestTable(t *testing.T) {
 	svc := newService(t)
-	codec := svc.Codec(protocol.V10)
+	codec := svc.Wire().Codec(protocol.V10)
 	c := handler.Caller{Owner: "alice"}
 	ctx := context.Background()
 
@@ -81,7 +81,7 @@ func TestTable(t *testing.T) {
 // TestCheck: Check names the params error a call would answer, without
 // calling anything, and nothing for good params.
 func TestCheck(t *testing.T) {
-	codec := newService(t).Codec(protocol.V10)
+	codec := newService(t).Wire().Codec(protocol.V10)
 	for _, tt := range []struct {
 		m      protocol.Method
 		params string

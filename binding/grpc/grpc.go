@@ -61,12 +61,12 @@ func New(svc *handler.Service, maxMessage int) *Binding {
 	b := &Binding{svc: svc}
 	b.server = grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage),
 		grpc.ChainUnaryInterceptor(noteUnaryError), grpc.ChainStreamInterceptor(noteStreamError))
-	if svc.Serves(protocol.V10) {
-		b.codec = svc.Codec(protocol.V10)
+	if svc.Wire().Serves(protocol.V10) {
+		b.codec = svc.Wire().Codec(protocol.V10)
 		a2apb.RegisterA2AServiceServer(b.server, b)
 	}
-	if svc.Serves(protocol.V03) {
-		b.codec03 = protocol.NewGRPCCodecV03(svc.Limits())
+	if svc.Wire().Serves(protocol.V03) {
+		b.codec03 = protocol.NewGRPCCodecV03(svc.Wire().Limits)
 		registerV03(b)
 	}
 	return b
@@ -130,7 +130,7 @@ func (b *Binding) params(msg proto.Message) ([]byte, error) {
 	if err != nil {
 		return nil, statusError(protocol.ErrInvalidParams("The request message cannot be read"))
 	}
-	if perr := protocol.CheckBody(js, b.svc.MaxJSONDepth()); perr != nil {
+	if perr := protocol.CheckBody(js, b.svc.Wire().MaxJSONDepth); perr != nil {
 		return nil, statusError(perr)
 	}
 	return js, nil

@@ -30,7 +30,7 @@ type Binding struct {
 func New(svc *handler.Service) *Binding {
 	var vs []string
 	for _, v := range []protocol.Version{protocol.V10, protocol.V03} {
-		if svc.Serves(v) {
+		if svc.Wire().Serves(v) {
 			vs = append(vs, v.String())
 		}
 	}
@@ -72,7 +72,7 @@ type sse struct {
 
 func (b *Binding) newSSE(w http.ResponseWriter, id json.RawMessage, codec protocol.Codec) *sse {
 	s := &sse{frames: frames{id: id, codec: codec}}
-	s.Init(w, &s.frames, b.svc.WriteTimeout())
+	s.Init(w, &s.frames, b.svc.Wire().WriteTimeout)
 	return s
 }
 
@@ -99,7 +99,7 @@ func (f *frames) AppendError(dst []byte, perr *protocol.Error) []byte {
 // instead (Start says why).
 func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c handler.Caller) Stream {
 	svc := b.svc
-	req, perr := protocol.DecodeRequestLimit(body, svc.MaxJSONDepth())
+	req, perr := protocol.DecodeRequestLimit(body, svc.Wire().MaxJSONDepth)
 	raw := httpbind.RequestedVersion(r)
 	hv, hvOK := protocol.ParseVersionHeader(raw)
 	// Negotiated first so that every answer, errors included, echoes the
@@ -109,9 +109,9 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 
 	if req.Method == "" {
 		// Nothing to route by: answer in the version the header names.
-		codec := svc.Codec(protocol.V03)
+		codec := svc.Wire().Codec(protocol.V03)
 		if hvOK && hv == protocol.V10 {
-			codec = svc.Codec(protocol.V10)
+			codec = svc.Wire().Codec(protocol.V10)
 		}
 		c.Info.SetError(perr)
 		b.writeError(w, codec, req.ID, perr)
@@ -119,7 +119,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 	}
 
 	dialect := protocol.DialectOf(req.Method)
-	codec := svc.Codec(dialect)
+	codec := svc.Wire().Codec(dialect)
 	m, known := codec.Method(req.Method)
 	c.Info.SetMethod(m, dialect)
 	// An error found before a stream's first event is a plain JSON-RPC
@@ -142,7 +142,7 @@ func (b *Binding) serve(w http.ResponseWriter, r *http.Request, body []byte, c h
 
 	if perr := b.checkVersion(raw, hv, hvOK, dialect, req.Method); perr != nil {
 		if hvOK && hv == protocol.V10 {
-			codec = svc.Codec(protocol.V10)
+			codec = svc.Wire().Codec(protocol.V10)
 		}
 		fail(codec, perr)
 		return Stream{}
@@ -242,7 +242,7 @@ func (b *Binding) checkVersion(raw string, hv protocol.Version, hvOK bool, diale
 	case hv != dialect:
 		return b.versionError(raw, "Method "+method+" is an A2A 0.3 method but the request asks for A2A "+hv.String()+
 			": use the A2A 1.0 method or send A2A-Version: 0.3")
-	case !b.svc.Serves(dialect):
+	case !b.svc.Wire().Serves(dialect):
 		requested := raw
 		if requested == "" {
 			requested = dialect.String()
@@ -271,7 +271,7 @@ func (b *Binding) writeResult(w http.ResponseWriter, id json.RawMessage, appendR
 	*buf = protocol.AppendResultHead(*buf, id)
 	*buf = appendResult(*buf)
 	*buf = protocol.AppendResponseEnd(*buf)
-	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.WriteJSON(w, *buf, b.svc.Wire().WriteTimeout)
 	httpbind.PutBuf(buf)
 }
 
@@ -281,6 +281,6 @@ func (b *Binding) writeError(w http.ResponseWriter, codec protocol.Codec, id jso
 	*buf = protocol.AppendErrorHead(*buf, id)
 	*buf = codec.AppendError(*buf, perr)
 	*buf = protocol.AppendResponseEnd(*buf)
-	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.WriteJSON(w, *buf, b.svc.Wire().WriteTimeout)
 	httpbind.PutBuf(buf)
 }

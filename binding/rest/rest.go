@@ -30,11 +30,11 @@ type Binding struct {
 // 1.0, 0.3's (/v1/…) if it serves 0.3.
 func New(svc *handler.Service) *Binding {
 	b := &Binding{svc: svc}
-	if svc.Serves(protocol.V10) {
-		b.codec = svc.Codec(protocol.V10)
+	if svc.Wire().Serves(protocol.V10) {
+		b.codec = svc.Wire().Codec(protocol.V10)
 	}
-	if svc.Serves(protocol.V03) {
-		b.codec03 = protocol.NewRESTCodecV03(svc.Limits())
+	if svc.Wire().Serves(protocol.V03) {
+		b.codec03 = protocol.NewRESTCodecV03(svc.Wire().Limits)
 	}
 	return b
 }
@@ -84,7 +84,7 @@ func appendStatus(dst []byte, perr *protocol.Error, m protocol.Mapping, v03 bool
 
 func (b *Binding) newSSE(w http.ResponseWriter, codec protocol.Codec, v03 bool) *sse {
 	s := &sse{frames: frames{codec: codec, v03: v03}}
-	s.Init(w, &s.frames, b.svc.WriteTimeout())
+	s.Init(w, &s.frames, b.svc.Wire().WriteTimeout)
 	return s
 }
 
@@ -175,7 +175,7 @@ func appendEmpty(dst []byte) []byte { return append(dst, "{}"...) }
 func (b *Binding) routeParams(r *http.Request, rt Route, body []byte) (params []byte, pooled *[]byte, perr *protocol.Error) {
 	switch rt.Op {
 	case protocol.MethodSend, protocol.MethodStream:
-		if perr := protocol.CheckBody(body, b.svc.MaxJSONDepth()); perr != nil {
+		if perr := protocol.CheckBody(body, b.svc.Wire().MaxJSONDepth); perr != nil {
 			return nil, nil, perr
 		}
 		return body, nil, nil
@@ -194,7 +194,7 @@ func (b *Binding) routeParams(r *http.Request, rt Route, body []byte) (params []
 		*buf = object(*buf, more)
 		return *buf, buf, nil
 	case protocol.MethodCancelTask:
-		members, perr := bodyMembers(body, b.svc.MaxJSONDepth())
+		members, perr := bodyMembers(body, b.svc.Wire().MaxJSONDepth)
 		if perr != nil {
 			return nil, nil, perr
 		}
@@ -202,7 +202,7 @@ func (b *Binding) routeParams(r *http.Request, rt Route, body []byte) (params []
 		*buf = idParams(*buf, rt.TaskID, members)
 		return *buf, buf, nil
 	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
-		params, perr := pushParams(r, rt, body, b.svc.MaxJSONDepth())
+		params, perr := pushParams(r, rt, body, b.svc.Wire().MaxJSONDepth)
 		return params, nil, perr
 	case protocol.MethodExtendedCard:
 		return nil, nil, nil
@@ -273,7 +273,7 @@ func versionError(raw string, want protocol.Version) *protocol.Error {
 func (b *Binding) writeResult(w http.ResponseWriter, appendResult func(dst []byte) []byte) {
 	buf := httpbind.GetBuf()
 	*buf = appendResult(*buf)
-	httpbind.WriteJSON(w, *buf, b.svc.WriteTimeout())
+	httpbind.WriteJSON(w, *buf, b.svc.Wire().WriteTimeout)
 	httpbind.PutBuf(buf)
 }
 
