@@ -17,11 +17,11 @@ import (
 //     bindings answer as HTTP 401 (with Challenge) or gRPC
 //     UNAUTHENTICATED;
 //   - otherwise the rendered document, for the binding to send as it is.
-func (e *Service) ExtendedCard(c Caller, v protocol.Version, params []byte) ([]byte, *protocol.Error) {
+func (s *Service) ExtendedCard(c Caller, v protocol.Version, params []byte) ([]byte, *protocol.Error) {
 	if perr := checkCardParams(params); perr != nil {
 		return nil, perr
 	}
-	x := e.opts.ExtendedCard
+	x := s.opts.ExtendedCard
 	switch {
 	case x == nil && v == protocol.V03:
 		return nil, protocol.ErrExtendedCardNotConfigured()
@@ -31,23 +31,23 @@ func (e *Service) ExtendedCard(c Caller, v protocol.Version, params []byte) ([]b
 		return nil, protocol.ErrUnauthenticated("The extended Agent Card is for authenticated callers")
 	}
 	if c.Endpoint == nil {
-		return nil, internalError(c.log(e.log), "rendering the extended card", errors.New("the call names no endpoint to take the card's URLs from"))
+		return nil, internalError(c.log(s.log), "rendering the extended card", errors.New("the call names no endpoint to take the card's URLs from"))
 	}
 	u, err := c.Endpoint.RPCURL()
 	if err != nil {
-		return nil, internalError(c.log(e.log), "rendering the extended card", err)
+		return nil, internalError(c.log(s.log), "rendering the extended card", err)
 	}
 	doc, err := x.Render(u, v)
 	if err != nil {
-		return nil, internalError(c.log(e.log), "rendering the extended card", err)
+		return nil, internalError(c.log(s.log), "rendering the extended card", err)
 	}
 	return doc, nil
 }
 
 // Challenge is the WWW-Authenticate value for an anonymous caller of the
 // extended card ("" for none).
-func (e *Service) Challenge() string {
-	if x := e.opts.ExtendedCard; x != nil {
+func (s *Service) Challenge() string {
+	if x := s.opts.ExtendedCard; x != nil {
 		return x.Challenge
 	}
 	return ""

@@ -37,21 +37,21 @@ func NewContextKey() []byte {
 // -32603, as a store that cannot be written would. A store's key is
 // asked for at every send (the store keeps it: no round trip), since a
 // shared store can lose it and agree on another (rekey).
-func (e *Service) needKey(ctx context.Context) *protocol.Error {
-	if e.opts.ContextKey != nil {
+func (s *Service) needKey(ctx context.Context) *protocol.Error {
+	if s.opts.ContextKey != nil {
 		return nil
 	}
-	k, err := e.storeKey(ctx)
+	k, err := s.storeKey(ctx)
 	if err != nil {
-		return internalError(e.log, "get the context key", err)
+		return internalError(s.log, "get the context key", err)
 	}
-	e.useKey(k)
+	s.useKey(k)
 	return nil
 }
 
 // storeKey is the store's context key now (Options.ContextKeyFunc).
-func (e *Service) storeKey(ctx context.Context) ([]byte, error) {
-	k, err := e.opts.ContextKeyFunc(ctx)
+func (s *Service) storeKey(ctx context.Context) ([]byte, error) {
+	k, err := s.opts.ContextKeyFunc(ctx)
 	if err == nil && len(k) != ContextKeySize {
 		err = fmt.Errorf("handler: context key of %d bytes, want %d", len(k), ContextKeySize)
 	}
@@ -59,9 +59,9 @@ func (e *Service) storeKey(ctx context.Context) ([]byte, error) {
 }
 
 // useKey makes k the key new runs derive under, if it is not already.
-func (e *Service) useKey(k []byte) {
-	if cur := e.key.Load(); cur == nil || !bytes.Equal(*cur, k) {
-		e.key.Store(&k)
+func (s *Service) useKey(k []byte) {
+	if cur := s.key.Load(); cur == nil || !bytes.Equal(*cur, k) {
+		s.key.Store(&k)
 	}
 }
 
@@ -71,15 +71,15 @@ func (e *Service) useKey(k []byte) {
 // store's server lost the key, and another replica made one anew first)
 // and the store took it. So one caller context reaches the agent under
 // one id, whichever replica takes each turn.
-func (e *Service) rekey(ctx context.Context, ru *run) {
-	if e.opts.ContextKey != nil {
+func (s *Service) rekey(ctx context.Context, ru *run) {
+	if s.opts.ContextKey != nil {
 		return
 	}
-	k, err := e.storeKey(ctx)
+	k, err := s.storeKey(ctx)
 	if err != nil || bytes.Equal(k, ru.ctxKey) {
 		return
 	}
-	e.useKey(k)
+	s.useKey(k)
 	ru.ctxKey = k
 	ru.req.ContextID = contextIDUnder(k, ru.owner, ru.task.ContextID)
 }
@@ -96,8 +96,8 @@ const contextScratch = 256
 // allocations per send through its hash.Hash interface
 // (BenchmarkSendMessageBlocking); sha256.Sum256 over a stack buffer makes
 // none but the id's string.
-func (e *Service) agentContextID(owner, contextID string) string {
-	return contextIDUnder(*e.key.Load(), owner, contextID) // a send has made sure of it (needKey)
+func (s *Service) agentContextID(owner, contextID string) string {
+	return contextIDUnder(*s.key.Load(), owner, contextID) // a send has made sure of it (needKey)
 }
 
 // contextIDUnder is agentContextID under key.

@@ -53,9 +53,9 @@ type deferredCreate struct {
 }
 
 // deferCreate leaves the creation of s's new task to its run.
-func (e *Service) deferCreate(c Caller, p *protocol.SendParams, s *started, streaming bool) {
-	s.run.deferred = &deferredCreate{e: e, c: c, push: p.Push, submitted: s.task, events: s.events, stream: streaming}
-	s.run.ack = make(chan struct{})
+func (s *Service) deferCreate(c Caller, p *protocol.SendParams, st *started, streaming bool) {
+	st.run.deferred = &deferredCreate{e: s, c: c, push: p.Push, submitted: st.task, events: st.events, stream: streaming}
+	st.run.ack = make(chan struct{})
 }
 
 // undecided reports, once, that the run has a deferred turn to decide on
@@ -132,24 +132,24 @@ func (ru *run) direct() (bool, error) {
 
 // awaitDecision waits until a deferred run has decided its turn. An error
 // is the send's: the task could not be created, or the caller left.
-func (e *Service) awaitDecision(ctx context.Context, c Caller, ru *run) *protocol.Error {
+func (s *Service) awaitDecision(ctx context.Context, c Caller, ru *run) *protocol.Error {
 	select {
 	case <-ru.ack:
 		return ru.deferred.err
 	case <-ctx.Done():
-		return abandoned(c.log(e.log), ru)
+		return abandoned(c.log(s.log), ru)
 	}
 }
 
 // awaitAnswer waits for a direct answer whole. A caller that leaves
 // aborts the agent call, as for a message reply.
-func (e *Service) awaitAnswer(ctx context.Context, c Caller, ru *run) (*protocol.Message, *protocol.Error) {
+func (s *Service) awaitAnswer(ctx context.Context, c Caller, ru *run) (*protocol.Message, *protocol.Error) {
 	select {
 	case <-ru.settled:
 		return ru.answer()
 	case <-ctx.Done():
 		ru.deferred.abort()
-		return nil, abandoned(c.log(e.log), ru)
+		return nil, abandoned(c.log(s.log), ru)
 	}
 }
 
@@ -177,40 +177,40 @@ func abandoned(log *zap.Logger, ru *run) *protocol.Error {
 // sendDeferred finishes a non-streaming send whose run decides its turn:
 // the direct answer, or nil, nil when the turn made its task (the send
 // goes on as any task's).
-func (e *Service) sendDeferred(ctx context.Context, c Caller, ru *run) (*protocol.Message, *protocol.Error) {
-	if perr := e.awaitDecision(ctx, c, ru); perr != nil {
+func (s *Service) sendDeferred(ctx context.Context, c Caller, ru *run) (*protocol.Message, *protocol.Error) {
+	if perr := s.awaitDecision(ctx, c, ru); perr != nil {
 		return nil, perr
 	}
 	if !ru.deferred.direct {
 		return nil, nil
 	}
-	return e.awaitAnswer(ctx, c, ru)
+	return s.awaitAnswer(ctx, c, ru)
 }
 
 // streamDeferred sets up the stream of a streaming send whose run decides
 // its turn: the direct answer's stream (heartbeats until the message, as
 // a message reply's), or the task's, from where it was created.
-func (e *Service) streamDeferred(ctx context.Context, c Caller, p *protocol.SendParams, ru *run) (*Stream, *protocol.Error) {
-	if perr := e.awaitDecision(ctx, c, ru); perr != nil {
+func (s *Service) streamDeferred(ctx context.Context, c Caller, p *protocol.SendParams, ru *run) (*Stream, *protocol.Error) {
+	if perr := s.awaitDecision(ctx, c, ru); perr != nil {
 		return nil, perr
 	}
 	d := ru.deferred
 	if d.direct {
-		return &Stream{e: e, ctx: ctx, direct: ru}, nil
+		return &Stream{e: s, ctx: ctx, direct: ru}, nil
 	}
 	if r := ru.refused; r != nil {
-		return nil, refusalError(c.log(e.log), ru.task.ID, r)
+		return nil, refusalError(c.log(s.log), ru.task.ID, r)
 	}
 	c.Info.SetTask(d.snap)
-	return e.openStream(ctx, withHistoryLength(d.snap, p.HistoryLength), d.snapID, d.snapID)
+	return s.openStream(ctx, withHistoryLength(d.snap, p.HistoryLength), d.snapID, d.snapID)
 }
 
 // streamDirect serves a direct answer's stream: open at once, heartbeats
 // while the agent works, then the Message (or the error) and the end.
-func (e *Service) streamDirect(s EventWriter, ru *run) {
-	if s.Open() != nil {
+func (s *Service) streamDirect(w EventWriter, ru *run) {
+	if w.Open() != nil {
 		ru.deferred.abort()
 		return
 	}
-	e.serveAnswer(s, ru.settled, ru.answer, ru.deferred.abort)
+	s.serveAnswer(w, ru.settled, ru.answer, ru.deferred.abort)
 }

@@ -40,12 +40,12 @@ func newExtensions(list []protocol.Extension) (extensions, error) {
 
 // SetExtensions replaces the declared extensions: a gateway declares its
 // agent's, which it learns from the agent's card and which may change.
-func (e *Service) SetExtensions(list []protocol.Extension) error {
+func (s *Service) SetExtensions(list []protocol.Extension) error {
 	x, err := newExtensions(list)
 	if err != nil {
 		return err
 	}
-	e.ext.Store(&x)
+	s.ext.Store(&x)
 	return nil
 }
 
@@ -63,8 +63,8 @@ type Negotiation struct {
 // A2A-Extensions and 0.3's X-A2A-Extensions alike): the activated ones are
 // the requested URIs the service declares. Unknown URIs are ignored, as
 // the spec asks: no fallback, no error.
-func (e *Service) Negotiate(headers ...[]string) Negotiation {
-	x := e.ext.Load()
+func (s *Service) Negotiate(headers ...[]string) Negotiation {
+	x := s.ext.Load()
 	var n Negotiation
 	requested := false
 	for _, lines := range headers {

@@ -51,7 +51,7 @@ const (
 )
 
 // pushEnabled reports whether push notifications are on.
-func (e *Service) pushEnabled() bool { return e.opts.Push != nil }
+func (s *Service) pushEnabled() bool { return s.opts.Push != nil }
 
 // storedPush is a config as the service keeps it in the store: the
 // config and the version it was set in, whose body shape its deliveries
@@ -98,8 +98,8 @@ func decodeStoredPush(c store.PushConfig) (storedPush, bool) {
 
 // checkPushURL refuses a webhook URL the guard refuses, as -32602
 // naming the reason.
-func (e *Service) checkPushURL(ctx context.Context, field, url string) *protocol.Error {
-	err := e.opts.Push.Guard.CheckURL(ctx, url)
+func (s *Service) checkPushURL(ctx context.Context, field, url string) *protocol.Error {
+	err := s.opts.Push.Guard.CheckURL(ctx, url)
 	if err == nil {
 		return nil
 	}
@@ -115,41 +115,41 @@ func (e *Service) checkPushURL(ctx context.Context, field, url string) *protocol
 // replacing one with the same id; its deliveries take the body shape of
 // the version it was set in (p.Version). Without push it is -32003, as
 // Admit answers before any binding gets here.
-func (e *Service) SetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
-	if !e.pushEnabled() {
+func (s *Service) SetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig) (*protocol.PushConfig, *protocol.Error) {
+	if !s.pushEnabled() {
 		return nil, protocol.ErrPushNotSupported()
 	}
-	if perr := e.checkPushURL(ctx, "url", p.URL); perr != nil {
+	if perr := s.checkPushURL(ctx, "url", p.URL); perr != nil {
 		return nil, perr
 	}
-	return e.putPushConfig(ctx, c, p, time.Now().UnixNano())
+	return s.putPushConfig(ctx, c, p, time.Now().UnixNano())
 }
 
 // putPushConfig stores p, set at (Unix ns; 0 for a send's inline
 // config).
-func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig, at int64) (*protocol.PushConfig, *protocol.Error) {
+func (s *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushConfig, at int64) (*protocol.PushConfig, *protocol.Error) {
 	cfg := *p
 	if cfg.ID == "" {
 		cfg.ID = newID()
 	}
-	s := storedPush{V: cfg.Version, URL: cfg.URL, Token: cfg.Token}
+	sp := storedPush{V: cfg.Version, URL: cfg.URL, Token: cfg.Token}
 	if at != 0 {
-		s.Set, s.Proc = at, process
+		sp.Set, sp.Proc = at, process
 	}
-	if po := e.opts.Push; po.Issuer != nil && c.Endpoint != nil {
+	if po := s.opts.Push; po.Issuer != nil && c.Endpoint != nil {
 		if u, err := c.Endpoint.RPCURL(); err == nil {
-			s.Iss = po.Issuer(u)
+			sp.Iss = po.Issuer(u)
 		}
 	}
 	if cfg.Auth != nil {
-		s.Schemes, s.Credentials = cfg.Auth.Schemes, cfg.Auth.Credentials
+		sp.Schemes, sp.Credentials = cfg.Auth.Schemes, cfg.Auth.Credentials
 	}
-	data, err := json.Marshal(&s)
+	data, err := json.Marshal(&sp)
 	if err != nil {
-		return nil, internalError(c.log(e.log), "encode push config", err)
+		return nil, internalError(c.log(s.log), "encode push config", err)
 	}
-	max := e.opts.Push.MaxConfigs
-	err = e.opts.Store.PutPushConfig(ctx, c.Owner, cfg.TaskID, store.PushConfig{ID: cfg.ID, Data: data}, max)
+	max := s.opts.Push.MaxConfigs
+	err = s.opts.Store.PutPushConfig(ctx, c.Owner, cfg.TaskID, store.PushConfig{ID: cfg.ID, Data: data}, max)
 	if errors.Is(err, store.ErrTooManyPushConfigs) {
 		n := strconv.Itoa(max)
 		perr := protocol.ErrInvalidParams("The task holds "+n+" push notification configs, the most it may (push max_configs); delete one first",
@@ -158,16 +158,16 @@ func (e *Service) putPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 		return nil, perr
 	}
 	if err != nil {
-		return nil, storeError(c.log(e.log), "set push config", cfg.TaskID, err)
+		return nil, storeError(c.log(s.log), "set push config", cfg.TaskID, err)
 	}
 	return &cfg, nil
 }
 
 // pushConfigs reads the caller's task's configs, decoded.
-func (e *Service) pushConfigs(ctx context.Context, owner, task string) ([]protocol.PushConfig, *protocol.Error) {
-	raw, err := e.opts.Store.PushConfigs(ctx, owner, task)
+func (s *Service) pushConfigs(ctx context.Context, owner, task string) ([]protocol.PushConfig, *protocol.Error) {
+	raw, err := s.opts.Store.PushConfigs(ctx, owner, task)
 	if err != nil {
-		return nil, storeError(e.log, "get push configs", task, err)
+		return nil, storeError(s.log, "get push configs", task, err)
 	}
 	out := make([]protocol.PushConfig, 0, len(raw))
 	for _, r := range raw {
@@ -181,8 +181,8 @@ func (e *Service) pushConfigs(ctx context.Context, owner, task string) ([]protoc
 // GetPushConfig returns one config of the caller's task (p.ID "": the
 // first, as 0.3's get by task alone asks); a config that is not there is
 // -32001, as the spec says.
-func (e *Service) GetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) (*protocol.PushConfig, *protocol.Error) {
-	cfgs, perr := e.pushConfigs(ctx, c.Owner, p.TaskID)
+func (s *Service) GetPushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) (*protocol.PushConfig, *protocol.Error) {
+	cfgs, perr := s.pushConfigs(ctx, c.Owner, p.TaskID)
 	if perr != nil {
 		return nil, perr
 	}
@@ -197,8 +197,8 @@ func (e *Service) GetPushConfig(ctx context.Context, c Caller, p *protocol.PushC
 
 // ListPushConfigs returns a page of the caller's task's configs, in the
 // order they were first set; the page token is the index to go on from.
-func (e *Service) ListPushConfigs(ctx context.Context, c Caller, p *protocol.PushListParams) (*protocol.PushListResult, *protocol.Error) {
-	cfgs, perr := e.pushConfigs(ctx, c.Owner, p.TaskID)
+func (s *Service) ListPushConfigs(ctx context.Context, c Caller, p *protocol.PushListParams) (*protocol.PushListResult, *protocol.Error) {
+	cfgs, perr := s.pushConfigs(ctx, c.Owner, p.TaskID)
 	if perr != nil {
 		return nil, perr
 	}
@@ -225,9 +225,9 @@ func (e *Service) ListPushConfigs(ctx context.Context, c Caller, p *protocol.Pus
 // DeletePushConfig removes a config of the caller's task; removing one
 // that is not there is no error (delete is idempotent), but the task
 // must be the caller's.
-func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) *protocol.Error {
-	if err := e.opts.Store.DeletePushConfig(ctx, c.Owner, p.TaskID, p.ID); err != nil {
-		return storeError(c.log(e.log), "delete push config", p.TaskID, err)
+func (s *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.PushConfigID) *protocol.Error {
+	if err := s.opts.Store.DeletePushConfig(ctx, c.Owner, p.TaskID, p.ID); err != nil {
+		return storeError(c.log(s.log), "delete push config", p.TaskID, err)
 	}
 	return nil
 }
@@ -235,33 +235,33 @@ func (e *Service) DeletePushConfig(ctx context.Context, c Caller, p *protocol.Pu
 // notifyRunnerWrites makes the runner's own writes (a stopped replica's
 // running task recorded failed) notify through this service's push
 // settings: the newest service with push on a runner calls it.
-func (e *Service) notifyRunnerWrites() {
-	if fn := e.afterWrite; fn != nil {
-		e.opts.Runner.notify.Store(&fn)
+func (s *Service) notifyRunnerWrites() {
+	if fn := s.afterWrite; fn != nil {
+		s.opts.Runner.notify.Store(&fn)
 	}
 }
 
 // notifier is the runs' hook after each stored write: nil without push
 // and without an observer.
-func (e *Service) notifier() func(string, *protocol.Task, string, []protocol.Event) {
-	return e.afterWrite
+func (s *Service) notifier() func(string, *protocol.Task, string, []protocol.Event) {
+	return s.afterWrite
 }
 
 // notify is written without force: the hook of the runs' and the
 // runner's writes.
-func (e *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
-	e.written(owner, t, last, evs, false)
+func (s *Service) notify(owner string, t *protocol.Task, last string, evs []protocol.Event) {
+	s.written(owner, t, last, evs, false)
 }
 
 // written is what follows a stored write of task t (its snapshot after
 // the write, the events written, last the id of the newest of them, ""
 // if unknown): the observer hears its states, and the push configs get
 // its events (notifyWrite; force as there).
-func (e *Service) written(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
-	if o := e.opts.Observer; o != nil {
+func (s *Service) written(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
+	if o := s.opts.Observer; o != nil {
 		observeStates(o, evs)
 	}
-	e.notifyWrite(owner, t, last, evs, force)
+	s.notifyWrite(owner, t, last, evs, force)
 }
 
 // notifyWrite queues the deliveries of one write to task t: worked out
@@ -269,12 +269,12 @@ func (e *Service) written(owner string, t *protocol.Task, last string, evs []pro
 // receivers get each event as a StreamResponse, 0.3 receivers the task
 // once per write. force: queue it even if the store says the write found
 // no configs (a send's inline config, put after the task's first write).
-func (e *Service) notifyWrite(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
-	po := e.opts.Push
+func (s *Service) notifyWrite(owner string, t *protocol.Task, last string, evs []protocol.Event, force bool) {
+	po := s.opts.Push
 	if po == nil || len(evs) == 0 {
 		return
 	}
-	if h, ok := store.As[store.PushHints](e.opts.Store); ok {
+	if h, ok := store.As[store.PushHints](s.opts.Store); ok {
 		if may := h.MayHavePushConfigs(t.ID, t.Status.State.Terminal()); !may && !force {
 			// The write found no configs: nothing to read or deliver.
 			return
@@ -285,26 +285,26 @@ func (e *Service) notifyWrite(owner string, t *protocol.Task, last string, evs [
 		// creation, once per task.
 		last = "c"
 	}
-	e.enqueue(owner, t, last, evs, true)
+	s.enqueue(owner, t, last, evs, true)
 }
 
 // enqueue queues the notice of one write; claim: ask the store first
 // (false for a notice handed over by a process that stopped: it holds
 // the claims of what it did not deliver).
-func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []protocol.Event, claim bool) {
-	po := e.opts.Push
+func (s *Service) enqueue(owner string, t *protocol.Task, last string, evs []protocol.Event, claim bool) {
+	po := s.opts.Push
 	var handoff func() []byte
 	if po.Handoff {
-		handoff = func() []byte { return e.encodeNotice(owner, t, last, evs) }
+		handoff = func() []byte { return s.encodeNotice(owner, t, last, evs) }
 	}
 	at := time.Now().UnixNano()
 	po.Dispatcher.EnqueueHandoff(owner, t.ID, func(ctx context.Context) []push.Delivery {
-		raw, err := e.opts.Store.PushConfigs(ctx, owner, t.ID)
+		raw, err := s.opts.Store.PushConfigs(ctx, owner, t.ID)
 		if err != nil {
 			// A closing dispatcher cancels ctx: the notice is handed off
 			// or counted in its one log line, not lost here.
 			if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
-				e.log.Warn("a2a: push configs could not be read; notifications of this change are lost",
+				s.log.Warn("a2a: push configs could not be read; notifications of this change are lost",
 					zap.String("task_id", t.ID), zap.Error(err))
 			}
 			return nil
@@ -315,24 +315,24 @@ func (e *Service) enqueue(owner string, t *protocol.Task, last string, evs []pro
 		var events10 [][]byte
 		var out []push.Delivery
 		for _, r := range raw {
-			s, ok := decodeStoredPush(r)
-			if !ok || !e.wire.served[s.V] || s.older(at) {
+			sp, ok := decodeStoredPush(r)
+			if !ok || !s.wire.served[sp.V] || sp.older(at) {
 				continue
 			}
-			if s.V == protocol.V03 {
+			if sp.V == protocol.V03 {
 				if task03 == nil {
-					task03 = e.wire.codecs[protocol.V03].AppendTask(nil, t)
+					task03 = s.wire.codecs[protocol.V03].AppendTask(nil, t)
 				}
-				out = append(out, e.delivery(po, t.ID, r.ID, last, &s, task03, claim))
+				out = append(out, s.delivery(po, t.ID, r.ID, last, &sp, task03, claim))
 				continue
 			}
 			if events10 == nil {
 				for i := range evs {
-					events10 = append(events10, e.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+					events10 = append(events10, s.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
 				}
 			}
 			for i, body := range events10 {
-				out = append(out, e.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &s, body, claim))
+				out = append(out, s.delivery(po, t.ID, r.ID, last+"."+strconv.Itoa(i), &sp, body, claim))
 			}
 		}
 		return out
@@ -349,10 +349,10 @@ type handedNotice struct {
 	Events []json.RawMessage `json:"events"`
 }
 
-func (e *Service) encodeNotice(owner string, t *protocol.Task, last string, evs []protocol.Event) []byte {
-	h := handedNotice{Owner: owner, Last: last, Task: e.wire.codecs[protocol.V10].AppendTask(nil, t)}
+func (s *Service) encodeNotice(owner string, t *protocol.Task, last string, evs []protocol.Event) []byte {
+	h := handedNotice{Owner: owner, Last: last, Task: s.wire.codecs[protocol.V10].AppendTask(nil, t)}
 	for i := range evs {
-		h.Events = append(h.Events, e.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
+		h.Events = append(h.Events, s.wire.codecs[protocol.V10].AppendStreamResult(nil, &evs[i]))
 	}
 	b, _ := json.Marshal(&h)
 	return b
@@ -362,51 +362,51 @@ func (e *Service) encodeNotice(owner string, t *protocol.Task, last string, evs 
 // (store.Handoffs): its deliveries go out from here, without claims
 // (the stopped process holds those of what it did not deliver; a
 // receiver may see one it already got, as A2A allows).
-func (e *Service) resumeNotice(b []byte) error {
-	if e.opts.Push == nil {
+func (s *Service) resumeNotice(b []byte) error {
+	if s.opts.Push == nil {
 		return errors.New("handler: push is off")
 	}
 	var h handedNotice
 	if err := json.Unmarshal(b, &h); err != nil {
 		return err
 	}
-	t, err := e.wire.codecs[protocol.V10].DecodeTask(h.Task)
+	t, err := s.wire.codecs[protocol.V10].DecodeTask(h.Task)
 	if err != nil {
 		return err
 	}
 	evs := make([]protocol.Event, 0, len(h.Events))
 	for _, raw := range h.Events {
-		ev, err := e.wire.codecs[protocol.V10].DecodeStreamResult(raw)
+		ev, err := s.wire.codecs[protocol.V10].DecodeStreamResult(raw)
 		if err != nil {
 			return err
 		}
 		evs = append(evs, *ev)
 	}
-	e.enqueue(h.Owner, t, h.Last, evs, false)
+	s.enqueue(h.Owner, t, h.Last, evs, false)
 	return nil
 }
 
 // delivery is one POST of body to config cfgID's receiver; key names
 // the event within the task (the claim, so one replica delivers it).
-func (e *Service) delivery(po *PushOptions, task, cfgID, key string, s *storedPush, body []byte, claim bool) push.Delivery {
+func (s *Service) delivery(po *PushOptions, task, cfgID, key string, sp *storedPush, body []byte, claim bool) push.Delivery {
 	h := http.Header{"Content-Type": {"application/json"}}
-	if s.Token != "" {
-		h["X-A2a-Notification-Token"] = []string{s.Token}
-		h["A2a-Notification-Token"] = []string{s.Token}
+	if sp.Token != "" {
+		h["X-A2a-Notification-Token"] = []string{sp.Token}
+		h["A2a-Notification-Token"] = []string{sp.Token}
 	}
-	if len(s.Schemes) > 0 && s.Credentials != "" {
-		h["Authorization"] = []string{s.Schemes[0] + " " + s.Credentials}
+	if len(sp.Schemes) > 0 && sp.Credentials != "" {
+		h["Authorization"] = []string{sp.Schemes[0] + " " + sp.Credentials}
 	}
-	d := push.Delivery{TaskID: task, ConfigID: cfgID, URL: s.URL, Header: h, Body: body,
+	d := push.Delivery{TaskID: task, ConfigID: cfgID, URL: sp.URL, Header: h, Body: body,
 		Client: po.Client, Timeout: po.Timeout, MaxAttempts: po.MaxAttempts,
 	}
 	if claim {
 		d.Claim = func(ctx context.Context) (bool, error) {
-			return e.opts.Store.ClaimDelivery(ctx, task, cfgID+"|"+key)
+			return s.opts.Store.ClaimDelivery(ctx, task, cfgID+"|"+key)
 		}
 	}
 	if po.Sign != nil {
-		url, iss := s.URL, s.Iss
+		url, iss := sp.URL, sp.Iss
 		d.Sign = func(h http.Header, body []byte) error { return po.Sign(h, body, task, url, iss) }
 	}
 	return d

@@ -58,17 +58,17 @@ type replyRun struct {
 // prepareReply validates a send in message mode and returns the request
 // for the agent. A taskId names a task that cannot exist (none is ever
 // created), so it is -32001 like any unknown task.
-func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
+func (s *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendParams) (*replyRun, *protocol.Error) {
 	if p.Push != nil {
 		return nil, protocol.ErrPushNotSupported()
 	}
-	if perr := e.validateMessage(&p.Message); perr != nil {
+	if perr := s.validateMessage(&p.Message); perr != nil {
 		return nil, perr
 	}
 	if p.Message.TaskID != "" {
 		return nil, protocol.ErrTaskNotFound(p.Message.TaskID)
 	}
-	if perr := e.needKey(ctx); perr != nil {
+	if perr := s.needKey(ctx); perr != nil {
 		return nil, perr
 	}
 	msg := p.Message
@@ -80,7 +80,7 @@ func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendPa
 		owner:     c.Owner,
 		span:      c.Span,
 		req: &upstream.RunRequest{
-			ContextID:  e.agentContextID(c.Owner, msg.ContextID),
+			ContextID:  s.agentContextID(c.Owner, msg.ContextID),
 			Message:    msg,
 			User:       c.Owner,
 			Metadata:   p.Metadata,
@@ -97,14 +97,14 @@ func (e *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendPa
 // about them go to the log only.
 //
 // The call is one of the owner's runs (MaxRunsPerOwner), like a task's.
-func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
-	if perr := e.reserveRun(Caller{Owner: rr.owner}); perr != nil {
+func (s *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
+	if perr := s.reserveRun(Caller{Owner: rr.owner}); perr != nil {
 		return nil, perr
 	}
-	defer e.opts.Runner.release(rr.owner)
-	log := e.log.With(zap.String("context_id", rr.contextID))
+	defer s.opts.Runner.release(rr.owner)
+	log := s.log.With(zap.String("context_id", rr.contextID))
 	ctx, endTrace := traceRun(ctx, rr.span, rr.req, "", rr.contextID)
-	outcome, obs := RunError, e.opts.Observer
+	outcome, obs := RunError, s.opts.Observer
 	defer func() { endTrace(outcome) }()
 	var started time.Time
 	if obs != nil {
@@ -112,14 +112,14 @@ func (e *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message
 		started = time.Now()
 		defer func() { obs.RunEnded(time.Since(started), outcome) }()
 	}
-	stream, err := e.opts.Agent.Run(ctx, rr.req)
+	stream, err := s.opts.Agent.Run(ctx, rr.req)
 	if err != nil {
 		outcome = outcomeOf(ctx, err)
 		return nil, replyError(ctx, log, err)
 	}
 	// Only this goroutine touches the stream (see run.execute).
 	defer stream.Close()
-	in := interpreter{limits: &e.runLimits}
+	in := interpreter{limits: &s.runLimits}
 	msg, err := readReply(stream, &in, log, rr.contextID)
 	if err != nil {
 		outcome = outcomeOf(ctx, err)
@@ -328,12 +328,12 @@ func partsText(ps []protocol.Part) string {
 // sendReply answers a non-streaming send in message mode. Blocking or not
 // makes no difference: returnImmediately has no effect on Message replies
 // (A2A 1.0 §3.2), and there is no task to return at once.
-func (e *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
-	rr, perr := e.prepareReply(ctx, c, p)
+func (s *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
+	rr, perr := s.prepareReply(ctx, c, p)
 	if perr != nil {
 		return nil, perr
 	}
-	return e.runReply(ctx, rr)
+	return s.runReply(ctx, rr)
 }
 
 // replyResult is what the agent call of a streamed reply ended with.
@@ -346,19 +346,19 @@ type replyResult struct {
 // at once, carries heartbeats while the agent works, then exactly one
 // frame (the Message, or the error) and closes. The frame has no resume
 // id: there is no task log to resume from.
-func (e *Service) streamReply(ctx context.Context, s EventWriter, rr *replyRun) {
+func (s *Service) streamReply(ctx context.Context, w EventWriter, rr *replyRun) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if s.Open() != nil {
+	if w.Open() != nil {
 		return
 	}
 	var r replyResult
 	done := make(chan struct{})
 	go func() {
-		r.msg, r.perr = e.runReply(ctx, rr)
+		r.msg, r.perr = s.runReply(ctx, rr)
 		close(done)
 	}()
-	e.serveAnswer(s, done, func() (*protocol.Message, *protocol.Error) { return r.msg, r.perr }, func() {
+	s.serveAnswer(w, done, func() (*protocol.Message, *protocol.Error) { return r.msg, r.perr }, func() {
 		// Wait for the call too, so no goroutine outlives the request.
 		cancel()
 		<-done
@@ -368,23 +368,23 @@ func (e *Service) streamReply(ctx context.Context, s EventWriter, rr *replyRun) 
 // serveAnswer writes heartbeats on an open stream until done, then the
 // one Message answer (or its error) and flushes. A client that goes away
 // meanwhile gets abort called (the agent call is of no use any more).
-func (e *Service) serveAnswer(s EventWriter, done <-chan struct{}, answer func() (*protocol.Message, *protocol.Error), abort func()) {
-	tick := time.NewTicker(e.opts.Heartbeat)
+func (s *Service) serveAnswer(w EventWriter, done <-chan struct{}, answer func() (*protocol.Message, *protocol.Error), abort func()) {
+	tick := time.NewTicker(s.opts.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
 			msg, perr := answer()
 			if perr != nil {
-				s.Fail(perr)
+				w.Fail(perr)
 				return
 			}
-			if s.Queue("", &protocol.Event{Message: msg}) == nil {
-				_ = s.Flush()
+			if w.Queue("", &protocol.Event{Message: msg}) == nil {
+				_ = w.Flush()
 			}
 			return
 		case <-tick.C:
-			if s.Heartbeat() != nil {
+			if w.Heartbeat() != nil {
 				abort()
 				return
 			}

@@ -213,14 +213,14 @@ func (w *Wire) Serves(v protocol.Version) bool { return v <= protocol.V10 && w.s
 func (w *Wire) Codec(v protocol.Version) protocol.Codec { return w.codecs[v] }
 
 // Wire is what the service's bindings read.
-func (e *Service) Wire() *Wire { return &e.wire }
+func (s *Service) Wire() *Wire { return &s.wire }
 
 // Admit is what the service refuses of a call to method m before its
 // params are read: a client that did not activate a required extension
 // (n, from Negotiate), a streaming call when streaming is off, and the
 // push config methods without push (the extended card, whose refusal
 // depends on the version, is ExtendedCard's). nil: go on and decode.
-func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
+func (s *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 	if needsExtensions(m) {
 		if perr := n.requiredError(); perr != nil {
 			return perr
@@ -228,9 +228,9 @@ func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 	}
 	switch m {
 	case protocol.MethodStream, protocol.MethodSubscribe:
-		return e.streamingError()
+		return s.streamingError()
 	case protocol.MethodPushSet, protocol.MethodPushGet, protocol.MethodPushList, protocol.MethodPushDelete:
-		if !e.pushEnabled() {
+		if !s.pushEnabled() {
 			return protocol.ErrPushNotSupported()
 		}
 	}
@@ -238,8 +238,8 @@ func (e *Service) Admit(m protocol.Method, n *Negotiation) *protocol.Error {
 }
 
 // streamingError refuses a streaming call to a service without streaming.
-func (e *Service) streamingError() *protocol.Error {
-	if e.opts.Streaming {
+func (s *Service) streamingError() *protocol.Error {
+	if s.opts.Streaming {
 		return nil
 	}
 	return protocol.ErrUnsupportedOperation("Streaming is not supported by this agent")

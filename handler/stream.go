@@ -104,59 +104,59 @@ func (st *Stream) stopHeartbeat() {
 // then its events until it settles. In message-reply mode the Stream runs
 // the agent and sends its one Message. An error is returned before
 // anything is sent or written.
-func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protocol.SendParams) (*Stream, *protocol.Error) {
-	if perr := e.streamingError(); perr != nil {
+func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protocol.SendParams) (*Stream, *protocol.Error) {
+	if perr := s.streamingError(); perr != nil {
 		return nil, perr
 	}
-	if e.opts.Reply == ReplyMessage {
-		rr, perr := e.prepareReply(ctx, c, p)
+	if s.opts.Reply == ReplyMessage {
+		rr, perr := s.prepareReply(ctx, c, p)
 		if perr != nil {
 			return nil, perr
 		}
-		return &Stream{e: e, ctx: ctx, reply: rr}, nil
+		return &Stream{e: s, ctx: ctx, reply: rr}, nil
 	}
-	st, perr := e.prepareSend(ctx, c, p, true)
+	st, perr := s.prepareSend(ctx, c, p, true)
 	if perr != nil {
 		return nil, perr
 	}
 	if st.run.deferred != nil {
-		if perr := e.startRun(&st); perr != nil {
+		if perr := s.startRun(&st); perr != nil {
 			return nil, perr
 		}
-		return e.streamDeferred(ctx, c, p, st.run)
+		return s.streamDeferred(ctx, c, p, st.run)
 	}
 	task, snapID := st.task, st.lastEventID
 	if snapID == "" {
 		// A new task: its log position is only known by reading it back,
 		// before the run can add to it.
-		rec, err := e.opts.Store.Get(ctx, c.Owner, task.ID)
+		rec, err := s.opts.Store.Get(ctx, c.Owner, task.ID)
 		if err != nil {
-			_ = e.startRun(&st)
-			return nil, storeError(c.log(e.log), "get task", task.ID, err)
+			_ = s.startRun(&st)
+			return nil, storeError(c.log(s.log), "get task", task.ID, err)
 		}
 		task, snapID = rec.Task, rec.LastEventID
 	}
 	// An agent that may refuse the turn (upstream.Refuser) is heard from
 	// before the stream opens, so that a refusal is the stream's error, as
 	// when calling the agent directly. Only then: the wait costs a channel.
-	if rf, ok := e.opts.Agent.(upstream.Refuser); ok && rf.Refuses() {
+	if rf, ok := s.opts.Agent.(upstream.Refuser); ok && rf.Refuses() {
 		st.run.ack = make(chan struct{})
 	}
-	if perr := e.startRun(&st); perr != nil {
+	if perr := s.startRun(&st); perr != nil {
 		return nil, perr
 	}
 	if ack := st.run.ack; ack != nil {
 		select {
 		case <-ack:
 			if r := st.run.refused; r != nil {
-				return nil, refusalError(c.log(e.log), task.ID, r)
+				return nil, refusalError(c.log(s.log), task.ID, r)
 			}
 		case <-ctx.Done():
-		case <-e.unloaded:
+		case <-s.unloaded:
 		}
 	}
 	c.Info.SetTask(task)
-	return e.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
+	return s.openStream(ctx, withHistoryLength(task, p.HistoryLength), snapID, snapID)
 }
 
 // SubscribeToTask sets up a stream of the caller's task: the Task as it
@@ -168,11 +168,11 @@ func (e *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 // interrupted one: a subscriber to a task waiting for input sees the turn
 // that continues it, whoever sends it and on whichever replica. A
 // terminal task is -32004: nothing more will happen to it.
-func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.TaskIDParams, lastEventID string) (*Stream, *protocol.Error) {
-	if perr := e.streamingError(); perr != nil {
+func (s *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.TaskIDParams, lastEventID string) (*Stream, *protocol.Error) {
+	if perr := s.streamingError(); perr != nil {
 		return nil, perr
 	}
-	rec, perr := e.subscribable(ctx, c, p.ID)
+	rec, perr := s.subscribable(ctx, c, p.ID)
 	if perr != nil {
 		return nil, perr
 	}
@@ -181,7 +181,7 @@ func (e *Service) SubscribeToTask(ctx context.Context, c Caller, p *protocol.Tas
 		after = lastEventID
 	}
 	c.Info.SetTask(rec.Task)
-	st, perr := e.openStream(ctx, rec.Task, rec.LastEventID, after)
+	st, perr := s.openStream(ctx, rec.Task, rec.LastEventID, after)
 	if st != nil {
 		st.subscribed = true
 	}
@@ -194,8 +194,8 @@ const lastEventHeader = "Last-Event-ID"
 
 // openStream reads what the log already holds after after before the
 // stream is answered, so that a bad Last-Event-ID is still a clean error.
-func (e *Service) openStream(ctx context.Context, task *protocol.Task, snapID, after string) (*Stream, *protocol.Error) {
-	first, err := e.opts.Store.Events(ctx, task.ID, after, false)
+func (s *Service) openStream(ctx context.Context, task *protocol.Task, snapID, after string) (*Stream, *protocol.Error) {
+	first, err := s.opts.Store.Events(ctx, task.ID, after, false)
 	if errors.Is(err, store.ErrBadEventID) {
 		return nil, protocol.ErrInvalidParams("Last-Event-ID is not an event id of this task",
 			protocol.FieldViolation{Field: lastEventHeader, Description: "is not an event id of this task"})
@@ -206,22 +206,22 @@ func (e *Service) openStream(ctx context.Context, task *protocol.Task, snapID, a
 		// from it would never reach the snapshot, so tail from the snapshot
 		// as if no Last-Event-ID had been sent.
 		after = snapID
-		first, err = e.opts.Store.Events(ctx, task.ID, after, false)
+		first, err = s.opts.Store.Events(ctx, task.ID, after, false)
 	}
 	if err != nil {
-		return nil, storeError(e.log, "read task events", task.ID, err)
+		return nil, storeError(s.log, "read task events", task.ID, err)
 	}
-	return &Stream{e: e, ctx: ctx, task: task, snapID: snapID, after: after, first: first}, nil
+	return &Stream{e: s, ctx: ctx, task: task, snapID: snapID, after: after, first: first}, nil
 }
 
 // pump sends the Task frame and then the task's log after after until a
 // status closes the stream, the client goes, or the config is unloaded
 // (Done): the run goes on in every case.
-func (e *Service) pump(st *Stream, s EventWriter) {
+func (s *Service) pump(st *Stream, w EventWriter) {
 	ctx, task, snapID, after, evs := st.ctx, st.task, st.snapID, st.after, st.first
 	st.first = nil
-	s.CutOnUnload(e.opts.Unload)
-	if s.Queue(snapID, &protocol.Event{Task: task}) != nil {
+	w.CutOnUnload(s.opts.Unload)
+	if w.Queue(snapID, &protocol.Event{Task: task}) != nil {
 		return
 	}
 	closes := closesStream
@@ -229,7 +229,7 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 		closes = protocol.TaskState.Terminal
 	}
 	if closes(task.Status.State) {
-		_ = s.Flush()
+		_ = w.Flush()
 		return
 	}
 	defer st.stopHeartbeat()
@@ -249,34 +249,34 @@ func (e *Service) pump(st *Stream, s EventWriter) {
 				skipping = ev.ID != snapID
 				continue
 			}
-			if s.Queue(ev.ID, st.framed(&ev.Event)) != nil {
+			if w.Queue(ev.ID, st.framed(&ev.Event)) != nil {
 				return
 			}
 			if st := ev.Event.Status; st != nil && closes(st.Status.State) {
-				_ = s.Flush()
+				_ = w.Flush()
 				return
 			}
 		}
-		if s.Flush() != nil {
+		if w.Flush() != nil {
 			return
 		}
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].ID
 		}
-		s.Idle()
+		w.Idle()
 		var err error
-		if evs, err = e.waitEvents(ctx, st, s, task.ID, after); err != nil {
+		if evs, err = s.waitEvents(ctx, st, w, task.ID, after); err != nil {
 			if errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
 				// The task is gone while the stream waited: an
 				// interrupted task whose idle_ttl passed, or one evicted.
 				// The client learns it from a last frame, the error any
 				// later call about the task answers, rather than from a
 				// stream that just stops.
-				s.Fail(protocol.ErrTaskNotFound(task.ID))
+				w.Fail(protocol.ErrTaskNotFound(task.ID))
 				return
 			}
 			if ctx.Err() == nil && !errors.Is(err, errUnloaded) {
-				e.log.Debug("a2a: stream ended early", zap.String("task_id", task.ID), zap.Error(err))
+				s.log.Debug("a2a: stream ended early", zap.String("task_id", task.ID), zap.Error(err))
 			}
 			return
 		}
@@ -308,13 +308,13 @@ var errUnloaded = errors.New("handler: config unloaded")
 // the task's channel, the stream's one timer, ctx and the unload: an idle
 // stream holds no context, timer or goroutine of its own per wait. A
 // store.Tailer hands the stream the events it heard, with no read.
-func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id, after string) ([]store.StoredEvent, error) {
-	n, ok := store.As[store.Notifier](e.opts.Store)
+func (s *Service) waitEvents(ctx context.Context, st *Stream, w EventWriter, id, after string) ([]store.StoredEvent, error) {
+	n, ok := store.As[store.Notifier](s.opts.Store)
 	if !ok {
-		return e.waitEventsBlocking(ctx, s, id, after)
+		return s.waitEventsBlocking(ctx, w, id, after)
 	}
-	hb := st.heartbeatTimer(e.opts.Heartbeat)
-	tl, tails := store.As[store.Tailer](e.opts.Store)
+	hb := st.heartbeatTimer(s.opts.Heartbeat)
+	tl, tails := store.As[store.Tailer](s.opts.Store)
 	for {
 		var ready <-chan struct{}
 		var err error
@@ -332,18 +332,18 @@ func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id,
 			if tails {
 				continue
 			}
-			evs, err := e.opts.Store.Events(ctx, id, after, false)
+			evs, err := s.opts.Store.Events(ctx, id, after, false)
 			if err != nil || len(evs) > 0 {
 				return evs, err
 			}
 		case <-hb.C:
-			if err := s.Heartbeat(); err != nil {
+			if err := w.Heartbeat(); err != nil {
 				return nil, err
 			}
-			hb.Reset(e.opts.Heartbeat)
+			hb.Reset(s.opts.Heartbeat)
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-e.unloaded:
+		case <-s.unloaded:
 			return nil, errUnloaded
 		}
 	}
@@ -351,32 +351,32 @@ func (e *Service) waitEvents(ctx context.Context, st *Stream, s EventWriter, id,
 
 // waitEventsBlocking is waitEvents for a store without EventsReady: a
 // blocking Events call per heartbeat interval.
-func (e *Service) waitEventsBlocking(ctx context.Context, s EventWriter, id, after string) ([]store.StoredEvent, error) {
-	ctx, cancel := e.withUnload(ctx)
+func (s *Service) waitEventsBlocking(ctx context.Context, w EventWriter, id, after string) ([]store.StoredEvent, error) {
+	ctx, cancel := s.withUnload(ctx)
 	defer cancel()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, e.opts.Heartbeat)
-		evs, err := e.opts.Store.Events(wctx, id, after, true)
+		wctx, cancel := context.WithTimeout(ctx, s.opts.Heartbeat)
+		evs, err := s.opts.Store.Events(wctx, id, after, true)
 		cancel()
 		if err == nil {
 			return evs, nil
 		}
 		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			if ctx.Err() != nil && e.unloadedNow() {
+			if ctx.Err() != nil && s.unloadedNow() {
 				return nil, errUnloaded
 			}
 			return nil, err
 		}
-		if err := s.Heartbeat(); err != nil {
+		if err := w.Heartbeat(); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // unloadedNow reports whether the config has been unloaded.
-func (e *Service) unloadedNow() bool {
+func (s *Service) unloadedNow() bool {
 	select {
-	case <-e.unloaded:
+	case <-s.unloaded:
 		return true
 	default:
 		return false
