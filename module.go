@@ -430,9 +430,28 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.paths, err = h.claimPaths(ctx); err != nil {
 		return err
 	}
-	if len(h.UpstreamRaw) == 0 {
-		return nil // Validate says what is missing
+	if len(h.UpstreamRaw) > 0 {
+		// Without one, the checks below say what is missing.
+		if err := h.loadGuests(ctx); err != nil {
+			return err
+		}
 	}
+	// The checks end the fill step, and only then is anything built
+	// from the settings: a bad config fails before any request, and
+	// `caddy validate` too, since Caddy provisions what it validates.
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	if err := h.build(); err != nil {
+		return err
+	}
+	h.logMounted()
+	return nil
+}
+
+// loadGuests loads the upstream and the store modules and takes the
+// store's backend from the pool.
+func (h *Handler) loadGuests(ctx caddy.Context) error {
 	mod, err := loadGuest(ctx, h, "UpstreamRaw", h.UpstreamRaw, "kind", "a2a.upstreams.http")
 	if err != nil {
 		return fmt.Errorf("upstream: %w", err)
@@ -514,10 +533,10 @@ func (h *Handler) fill(globals *caddy.Replacer) error {
 	return nil
 }
 
-// Validate checks every setting of the handler, then builds the service
-// and the card server from them: Caddy calls it right after Provision,
-// for `caddy validate` too, so nothing is built from an unchecked config
-// and a bad one fails before any request.
+// Validate checks every setting of the handler: Provision runs it at the
+// end of its fill step, before it builds the service, the bindings and
+// the cards, and Caddy again after Provision. It is fast and changes
+// nothing.
 func (h *Handler) Validate() error {
 	if err := h.check(); err != nil {
 		return err
@@ -530,10 +549,6 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("input_modes: %w", err)
 		}
 	}
-	if err := h.build(); err != nil {
-		return err
-	}
-	h.logMounted()
 	return nil
 }
 
