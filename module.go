@@ -9,11 +9,12 @@
 // Caddy, and it configures like Caddy's own handlers: the Caddyfile parser
 // (caddyfile.go) parses, naming the line of a syntax error, and runs
 // Validate's checks on what it read so that a bad value names its block's
-// line too; Provision fills defaults, resolves global placeholders and
-// loads the guest modules (the store, stores.go; the upstream,
-// upstreams.go); Validate checks every setting (check.go), with the same
-// checks and messages for JSON and Caddyfile configs, and then builds the
-// service and its bindings (the card: card.go; the limits: limits.go).
+// line too; Provision fills defaults, resolves global placeholders, loads
+// the guest modules (guests.go: the store and the upstream, and the pool
+// of the stores they open), runs Validate's checks of every setting
+// (check.go; the same checks and messages for JSON and Caddyfile
+// configs), and only then builds the service and its bindings (the card:
+// card.go; the limits: limits.go).
 package caddya2a
 
 import (
@@ -842,23 +843,6 @@ func (h *Handler) isRPCPath(p string) bool {
 		return len(p) == len(rp)-1 && strings.HasPrefix(rp, p)
 	}
 	return len(p) == len(rp)+1 && p[len(rp)] == '/' && strings.HasPrefix(p, rp)
-}
-
-// loadGuest loads the guest module in h's json.RawMessage field (raw is
-// its value) the way reverse_proxy loads its transport. A config that
-// names no module (no inlineKey, or no field at all) gets def: configs
-// written before the field held a module keep working.
-func loadGuest(ctx caddy.Context, h *Handler, field string, raw json.RawMessage, inlineKey, def string) (any, error) {
-	var probe map[string]json.RawMessage
-	if len(raw) > 0 && (json.Unmarshal(raw, &probe) != nil || probe[inlineKey] != nil) {
-		return ctx.LoadModule(h, field)
-	}
-	mod, err := ctx.LoadModuleByID(def, raw)
-	if err != nil {
-		// Caddy's own words for a module loaded by name.
-		return nil, fmt.Errorf("loading module '%s': %v", caddy.ModuleID(def).Name(), err)
-	}
-	return mod, nil
 }
 
 // unloaded returns a context that ends when this config is unloaded or

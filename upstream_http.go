@@ -19,43 +19,13 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
 )
 
-// Upstreams are guest modules of the namespace a2a.upstreams, loaded from
-// the handler's "upstream" (inline key "kind", "http" when omitted). A
-// third party adds a kind with a package of its own that registers
-// a2a.upstreams.<kind>: a caddy.Module implementing UpstreamModule (and
-// caddyfile.Unmarshaler for `upstream <kind> …` in a Caddyfile) around an
-// upstream.Agent of a Caddy-free package. HTTPUpstream is the built-in
-// one.
+// init registers a2a.upstreams.http.
 func init() {
 	caddy.RegisterModule(HTTPUpstream{})
-}
-
-// UpstreamModule is what the a2a handler needs of an upstream guest
-// module.
-type UpstreamModule interface {
-	caddy.Module
-	// Target names the agent for the default sharing scope of the mount's
-	// tasks and for messages: for the http kind, its URL as resolved.
-	Target() string
-	// NewAgent returns the agent, holding what it answers to opts. The
-	// handler calls it once its own settings are checked.
-	NewAgent(opts AgentOptions) (upstream.Agent, error)
-}
-
-// AgentOptions are the handler's settings an agent's answer is held to
-// (see upstream.Rules).
-type AgentOptions struct {
-	// Limits are the limits of a caller's message parts (zero fields:
-	// protocol's defaults).
-	Limits protocol.Limits
-	// MaxJSONDepth is the max_json_depth a caller's body gets (0: the
-	// default).
-	MaxJSONDepth int
 }
 
 // Bounds of max_response_header. Below the minimum no agent's answer
