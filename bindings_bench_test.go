@@ -37,8 +37,8 @@ func BenchmarkServeSend(b *testing.B) {
 	h := &caddya2a.Handler{
 		UpstreamRaw: json.RawMessage(`{"kind":"test","url":"bench","greeting":"hello"}`),
 		StoreRaw:    json.RawMessage(`{"max_tasks":1048576,"share":"bench-serve-send"}`),
-		Name:        "N", Description: "D",
-		Skills:   []caddya2a.Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
+		CardFields: caddya2a.CardFields{Name: "N", Description: "D",
+			Skills: []caddya2a.Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}}},
 		Owner:    "alice",
 		RESTPath: "/a2a/rest",
 	}

@@ -75,8 +75,7 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 	card.PushNotifications = h.Push != nil
 	card.ExtendedCard = h.ExtendedCard != nil
 	card.Streaming = *h.Streaming
-	cardFields{h.Name, h.Description, h.Version, h.DocumentationURL, h.IconURL, h.Provider,
-		h.InputModes, h.OutputModes}.overlay(&card)
+	h.CardFields.overlay(&card)
 	if len(h.Skills) > 0 {
 		card.Skills = h.cardSkills()
 	}
@@ -92,34 +91,53 @@ func (h *Handler) mergeCard(agent *protocol.AgentCard) (*protocol.AgentCard, err
 	return &card, nil
 }
 
-// cardFields are the card fields a config may set, in the a2a block and
-// in extended_card alike.
-type cardFields struct {
-	name, description, version, documentationURL, iconURL string
-	provider                                              *Provider
-	inputModes, outputModes                               []string
+// CardFields are the card fields a config sets, in the a2a block and in
+// extended_card alike (where each one set replaces the public card's, and
+// a skill with a public skill's id replaces it).
+type CardFields struct {
+	// Name of the agent (card field). Required in the a2a block.
+	Name string `json:"name,omitempty"`
+	// Description of the agent (card field). Required in the a2a block.
+	Description string `json:"description,omitempty"`
+	// Version of the agent (card field). Default: 1.0.0.
+	Version string `json:"version,omitempty"`
+	// Provider is the organisation behind the agent (card field).
+	Provider *Provider `json:"provider,omitempty"`
+	// DocumentationURL is an absolute http(s) URL (card field).
+	DocumentationURL string `json:"documentation_url,omitempty"`
+	// IconURL is an absolute http(s) URL (card field).
+	IconURL string `json:"icon_url,omitempty"`
+	// InputModes are the media types the agent accepts (the card's
+	// defaultInputModes). When set, parts of other media types are
+	// refused. Default: text/plain application/json, and nothing refused.
+	InputModes []string `json:"input_modes,omitempty"`
+	// OutputModes are the media types the agent produces (the card's
+	// defaultOutputModes). Default: text/plain application/json.
+	OutputModes []string `json:"output_modes,omitempty"`
+	// Skills listed in the card; the a2a block needs at least one.
+	Skills []Skill `json:"skills,omitempty"`
 }
 
-// overlay puts each field f sets in place of card's.
-func (f cardFields) overlay(card *protocol.AgentCard) {
+// overlay puts each field f sets, skills aside, in place of card's.
+func (f *CardFields) overlay(card *protocol.AgentCard) {
 	set := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
 		}
 	}
-	set(&card.Name, f.name)
-	set(&card.Description, f.description)
-	set(&card.Version, f.version)
-	set(&card.DocumentationURL, f.documentationURL)
-	set(&card.IconURL, f.iconURL)
-	if f.provider != nil {
-		card.Provider = &protocol.Provider{Organization: f.provider.Organization, URL: f.provider.URL}
+	set(&card.Name, f.Name)
+	set(&card.Description, f.Description)
+	set(&card.Version, f.Version)
+	set(&card.DocumentationURL, f.DocumentationURL)
+	set(&card.IconURL, f.IconURL)
+	if f.Provider != nil {
+		card.Provider = &protocol.Provider{Organization: f.Provider.Organization, URL: f.Provider.URL}
 	}
-	if len(f.inputModes) > 0 {
-		card.DefaultInputModes = slices.Clone(f.inputModes)
+	if len(f.InputModes) > 0 {
+		card.DefaultInputModes = slices.Clone(f.InputModes)
 	}
-	if len(f.outputModes) > 0 {
-		card.DefaultOutputModes = slices.Clone(f.outputModes)
+	if len(f.OutputModes) > 0 {
+		card.DefaultOutputModes = slices.Clone(f.OutputModes)
 	}
 }
 

@@ -183,7 +183,7 @@ func serveConfig(f serveFlags) (*caddy.Config, serveURLs, error) {
 	if f.model != "" && f.kind != "openai" {
 		return nil, serveURLs{}, errors.New("--model is for --kind openai")
 	}
-	h := Handler{UpstreamRaw: caddyconfig.JSON(up, nil), Name: f.name, Description: f.description}
+	h := Handler{UpstreamRaw: caddyconfig.JSON(up, nil), CardFields: CardFields{Name: f.name, Description: f.description}}
 	if f.inspector {
 		h.Inspector = &Inspector{}
 	}

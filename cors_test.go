@@ -484,9 +484,10 @@ func TestAnonymousWarning(t *testing.T) {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		t.Cleanup(cancel)
 		h := &Handler{
-			UpstreamRaw: json.RawMessage(`{"url":"http://127.0.0.1:9"}`), Name: "N", Description: "D",
+			UpstreamRaw: json.RawMessage(`{"url":"http://127.0.0.1:9"}`),
+			CardFields: CardFields{Name: "N", Description: "D",
+				Skills: []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}}},
 			Owner:    "{http.request.header.X-User}",
-			Skills:   []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
 			StoreRaw: json.RawMessage(`{"share":"anonymous-warning"}`),
 		}
 		if err := h.Provision(ctx); err != nil {

@@ -15,15 +15,7 @@ import (
 // With it the card declares capabilities.extendedAgentCard (0.3
 // supportsAuthenticatedExtendedCard).
 type ExtendedCard struct {
-	Name             string    `json:"name,omitempty"`
-	Description      string    `json:"description,omitempty"`
-	Version          string    `json:"version,omitempty"`
-	Provider         *Provider `json:"provider,omitempty"`
-	DocumentationURL string    `json:"documentation_url,omitempty"`
-	IconURL          string    `json:"icon_url,omitempty"`
-	InputModes       []string  `json:"input_modes,omitempty"`
-	OutputModes      []string  `json:"output_modes,omitempty"`
-	Skills           []Skill   `json:"skills,omitempty"`
+	CardFields
 }
 
 // extendedCardKeys are the card subdirectives an extended_card block
@@ -46,9 +38,7 @@ func (h *Handler) unmarshalExtendedCard(d *caddyfile.Dispenser) error {
 	}); err != nil {
 		return err
 	}
-	h.ExtendedCard = &ExtendedCard{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
-		DocumentationURL: o.DocumentationURL, IconURL: o.IconURL, InputModes: o.InputModes, OutputModes: o.OutputModes,
-		Skills: o.Skills}
+	h.ExtendedCard = &ExtendedCard{CardFields: o.CardFields}
 	return nil
 }
 
@@ -57,8 +47,7 @@ func (h *Handler) unmarshalExtendedCard(d *caddyfile.Dispenser) error {
 func (h *Handler) extendedCard(public *protocol.AgentCard) (*protocol.AgentCard, error) {
 	x := h.ExtendedCard
 	card := *public
-	cardFields{x.Name, x.Description, x.Version, x.DocumentationURL, x.IconURL, x.Provider,
-		x.InputModes, x.OutputModes}.overlay(&card)
+	x.CardFields.overlay(&card)
 	card.Skills = slices.Clone(public.Skills)
 	for _, s := range skillsOf(x.Skills) {
 		if i := slices.IndexFunc(card.Skills, func(p protocol.Skill) bool { return p.ID == s.ID }); i >= 0 {

@@ -140,7 +140,7 @@ func (u fakeUpstream) Target() string { return u.target }
 // scopeMount is a provisioned-enough handler for claimScope.
 func scopeMount(t *testing.T, name, share string) *Handler {
 	t.Helper()
-	h := &Handler{Name: name, RPCPath: "/a2a", upstream: fakeUpstream{target: "http://agent.test/"}}
+	h := &Handler{CardFields: CardFields{Name: name}, RPCPath: "/a2a", upstream: fakeUpstream{target: "http://agent.test/"}}
 	m := &MemoryStore{Share: share}
 	m.fill()
 	if err := m.Validate(); err != nil {

@@ -140,27 +140,9 @@ type Handler struct {
 	// provision.
 	URL string `json:"url,omitempty"`
 
-	// Name of the agent (card field). Required.
-	Name string `json:"name,omitempty"`
-	// Description of the agent (card field). Required.
-	Description string `json:"description,omitempty"`
-	// Version of the agent (card field). Default: 1.0.0.
-	Version string `json:"version,omitempty"`
-	// Provider is the organisation behind the agent (card field).
-	Provider *Provider `json:"provider,omitempty"`
-	// DocumentationURL is an absolute http(s) URL (card field).
-	DocumentationURL string `json:"documentation_url,omitempty"`
-	// IconURL is an absolute http(s) URL (card field).
-	IconURL string `json:"icon_url,omitempty"`
-	// InputModes are the media types the agent accepts (the card's
-	// defaultInputModes). When set, parts of other media types are
-	// refused. Default: text/plain application/json, and nothing refused.
-	InputModes []string `json:"input_modes,omitempty"`
-	// OutputModes are the media types the agent produces (the card's
-	// defaultOutputModes). Default: text/plain application/json.
-	OutputModes []string `json:"output_modes,omitempty"`
-	// Skills listed in the card; at least one is required.
-	Skills []Skill `json:"skills,omitempty"`
+	// The card's fields: name, description, version, provider,
+	// documentation_url, icon_url, input_modes, output_modes, skills.
+	CardFields
 
 	// Owner is whose task it is: evaluated per request with Caddy's
 	// placeholders (the placeholder is config, its value Caddy's; nothing

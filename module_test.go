@@ -17,8 +17,8 @@ import (
 func validHandler() *Handler {
 	return &Handler{
 		UpstreamRaw: json.RawMessage(`{"url":"http://127.0.0.1:9000"}`),
-		Name:        "N", Description: "D",
-		Skills: []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}},
+		CardFields: CardFields{Name: "N", Description: "D",
+			Skills: []Skill{{ID: "s", Name: "S", Description: "D", Tags: []string{"t"}}}},
 	}
 }
 
