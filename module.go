@@ -35,7 +35,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/binding/grpcbind"
 	"github.com/caddy-a2a/caddy-a2a/binding/httpbind"
 	"github.com/caddy-a2a/caddy-a2a/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/binding/rest"

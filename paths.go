@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/binding/grpcbind"
 )
 
 // routeLists holds, per config load, HTTP server and route list, the

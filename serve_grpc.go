@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	grpcbind "github.com/caddy-a2a/caddy-a2a/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/binding/grpcbind"
 )
 
 // The gRPC binding's HTTP envelope: which requests are its, and the card's

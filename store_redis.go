@@ -12,7 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/store"
 
-	redisstore "github.com/caddy-a2a/caddy-a2a/store/redis"
+	"github.com/caddy-a2a/caddy-a2a/store/redisstore"
 )
 
 func init() {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	a2aagent "github.com/caddy-a2a/caddy-a2a/upstream/a2a"
+	"github.com/caddy-a2a/caddy-a2a/upstream/a2aagent"
 )
 
 func init() {

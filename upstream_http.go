@@ -20,7 +20,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
+	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
 )
 
 // init registers a2a.upstreams.http.

@@ -61,7 +61,7 @@ type Options struct {
 	// before it can be. It is called by every send, before and after the
 	// write that starts its turn, so it must keep the key once known (no
 	// round trip): a store that can lose the key and agree on another
-	// with the other processes (store/redis) gives the agreed one, and
+	// with the other processes (store/redisstore) gives the agreed one, and
 	// the turn's context id follows it.
 	ContextKeyFunc func(ctx context.Context) ([]byte, error)
 	// Limits bound what one request may carry (parts per message, text

@@ -204,7 +204,7 @@ type Secrets interface {
 	// every caller of every process with this store (made on first use).
 	// It is asked for at every send: once read, a store keeps it (no
 	// round trip), and a store whose server can lose it makes sure its
-	// processes agree on one again (store/redis: its turns' writes).
+	// processes agree on one again (store/redisstore: its turns' writes).
 	Secret(ctx context.Context, name string, size int) ([]byte, error)
 }
 

@@ -2,7 +2,7 @@
 // in common: an Agent turns one run request into a stream of agent events
 // (the kind-neutral Event model), and Rules are what those events are held
 // to before anything of them is relayed or stored. Each kind lives in a
-// package of its own below this one (upstream/http: the agent contract the
+// package of its own below this one (upstream/httpagent: the agent contract the
 // docs/contract.md describes, plain answers and NDJSON/SSE event streams).
 package upstream
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
+	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
 )
 
 // agentCall is one request the HTTP test agent received.

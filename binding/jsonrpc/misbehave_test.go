@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
+	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
 )
 
 // leakWords are fragments of what Go, net/http and the upstream package

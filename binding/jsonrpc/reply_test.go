@@ -18,7 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	httpagent "github.com/caddy-a2a/caddy-a2a/upstream/http"
+	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
 )
 
 // messageMode configures an endpoint for message replies.
