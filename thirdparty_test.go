@@ -15,6 +15,7 @@ import (
 	caddya2a "github.com/caddy-a2a/caddy-a2a"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
+	"github.com/caddy-a2a/caddy-a2a/store/storetest"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
@@ -182,6 +183,18 @@ func TestThirdPartyModules(t *testing.T) {
 			t.Errorf("adapt: %v, want %q", err, want)
 		}
 	}
+}
+
+// TestThirdPartyStoreConforms: the store the third party's module opens
+// passes the conformance suite every store passes.
+func TestThirdPartyStoreConforms(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		st, err := (&testStore{Label: "conformance"}).OpenStore(caddya2a.StoreEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
 }
 
 // TestStoreModuleDoc: docs/json-config.md shows a store module exactly as
