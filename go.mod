@@ -12,17 +12,12 @@ require github.com/a2aproject/a2a-go v0.3.15
 
 require (
 	github.com/gowebpki/jcs v1.0.1
-	github.com/openai/openai-go/v3 v3.102.0
+	github.com/mholt/caddy-ratelimit v0.1.0
 )
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
+	github.com/aws/aws-sdk-go-v2/config v1.33.13 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
-	github.com/mholt/caddy-ratelimit v0.1.0 // indirect
-	github.com/tidwall/gjson v1.20.0 // indirect
-	github.com/tidwall/match v1.1.1 // indirect
-	github.com/tidwall/pretty v1.2.1 // indirect
-	github.com/tidwall/sjson v1.2.5 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 )
 

@@ -4,42 +4,61 @@ import (
 	"encoding/base64"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
+// chatMessage is one message of the chat completions request: its content
+// is a string, or a user's content parts ([]any of textPart and
+// imagePart) when the message holds an image.
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// textPart and imagePart are the content parts the kind sends.
+type textPart struct {
+	Type string `json:"type"` // text
+	Text string `json:"text"`
+}
+
+type imagePart struct {
+	Type     string `json:"type"` // image_url
+	ImageURL struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
 // messages is the chat for req: the system prompt, the context's earlier
 // tasks, this task's earlier turns, then the new message.
-func (a *Agent) messages(req *upstream.RunRequest) ([]openai.ChatCompletionMessageParamUnion, error) {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, 2+len(req.Context)+len(req.History))
+func (a *Agent) messages(req *upstream.RunRequest) ([]chatMessage, error) {
+	out := make([]chatMessage, 0, 2+len(req.Context)+len(req.History))
 	if a.cfg.System != "" {
-		out = append(out, openai.SystemMessage(a.cfg.System))
+		out = append(out, chatMessage{Role: "system", Content: a.cfg.System})
 	}
 	for _, list := range [][]protocol.Message{req.Context, req.History} {
 		for i := range list {
-			m, err := chatMessage(&list[i])
+			m, err := toChat(&list[i])
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, m)
 		}
 	}
-	m, err := chatMessage(&req.Message)
+	m, err := toChat(&req.Message)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, m), nil
 }
 
-// chatMessage is one A2A message as a chat message: an agent's as the
+// toChat is one A2A message as a chat message: an agent's as the
 // assistant's text, a user's as text or, when it holds an image, as
 // content parts. Text parts are text, data parts their JSON, inline
 // text/* files their text, image files an image part (inline bytes as a
 // data URL, or the file's URL); other files are refused with -32005,
 // which the caller gets as the answer.
-func chatMessage(m *protocol.Message) (openai.ChatCompletionMessageParamUnion, error) {
+func toChat(m *protocol.Message) (chatMessage, error) {
 	if m.Role == protocol.RoleAgent {
 		var b strings.Builder
 		for i := range m.Parts {
@@ -50,40 +69,36 @@ func chatMessage(m *protocol.Message) (openai.ChatCompletionMessageParamUnion, e
 				b.WriteString(t)
 			}
 		}
-		return openai.AssistantMessage(b.String()), nil
+		return chatMessage{Role: "assistant", Content: b.String()}, nil
 	}
-	var parts []openai.ChatCompletionContentPartUnionParam
+	var parts []any
+	var texts []string
 	images := false
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		if t, ok := partText(p); ok {
-			parts = append(parts, openai.TextContentPart(t))
+			parts, texts = append(parts, textPart{Type: "text", Text: t}), append(texts, t)
 			continue
 		}
 		if t, ok := fileText(p); ok {
-			parts = append(parts, openai.TextContentPart(t))
+			parts, texts = append(parts, textPart{Type: "text", Text: t}), append(texts, t)
 			continue
 		}
 		url, err := imageURL(p)
 		if err != nil {
-			return openai.ChatCompletionMessageParamUnion{}, err
+			return chatMessage{}, err
 		}
-		parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+		img := imagePart{Type: "image_url"}
+		img.ImageURL.URL = url
+		parts = append(parts, img)
 		images = true
 	}
 	if !images {
 		// Plain text content: what every OpenAI-compatible server reads
 		// (some take content parts for images only).
-		var b strings.Builder
-		for i, p := range parts {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(p.OfText.Text)
-		}
-		return openai.UserMessage(b.String()), nil
+		return chatMessage{Role: "user", Content: strings.Join(texts, "\n")}, nil
 	}
-	return openai.UserMessage(parts), nil
+	return chatMessage{Role: "user", Content: parts}, nil
 }
 
 // partText is a text or data part as text.
