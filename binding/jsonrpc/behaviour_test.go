@@ -114,12 +114,15 @@ func (c *rpcClient) unary(ctx context.Context, owner string, v protocol.Version,
 	if err != nil {
 		return nil, c.broken("%s: %v", m, err)
 	}
-	return c.response(m, id, body)
+	return c.response(v, m, id, body)
 }
 
-// response reads one JSON-RPC response (a whole answer or a stream
-// frame) to the request of id.
-func (c *rpcClient) response(m protocol.Method, id int64, body []byte) (json.RawMessage, *protocol.Error) {
+// response reads one JSON-RPC response of version v (a whole answer or
+// a stream frame) to the request of id. An error has a message, and its
+// data is the version's: in 1.0 an array whose ErrorInfo (domain
+// a2a-protocol.org) carries the A2A code's reason; in 0.3 an object or
+// nothing, never an array (0.3 clients cannot read one).
+func (c *rpcClient) response(v protocol.Version, m protocol.Method, id int64, body []byte) (json.RawMessage, *protocol.Error) {
 	got, result, rpcErr, err := protocol.DecodeResponse(body)
 	if err != nil {
 		return nil, c.broken("%s answered %s: %v", m, body, err)
@@ -127,10 +130,20 @@ func (c *rpcClient) response(m protocol.Method, id int64, body []byte) (json.Raw
 	if got != id {
 		return nil, c.broken("%s answered id %d, want %d", m, got, id)
 	}
-	if rpcErr != nil {
-		return nil, rpcErr
+	if rpcErr == nil {
+		return result, nil
 	}
-	return result, nil
+	isArray := bytes.HasPrefix(bytes.TrimSpace(rpcErr.Data), []byte("["))
+	reason := handlertest.ReasonOf(rpcErr.Code)
+	switch {
+	case rpcErr.Message == "":
+		return nil, c.broken("%s answered error %d without a message", m, rpcErr.Code)
+	case v == protocol.V03 && isArray:
+		return nil, c.broken("%s answered 0.3 error data %s, an array", m, rpcErr.Data)
+	case v == protocol.V10 && reason != "" && (rpcErr.Reason != reason || !bytes.Contains(rpcErr.Data, []byte(`"domain":"`+protocol.ErrorDomain+`"`))):
+		return nil, c.broken("%s answered error %d with data %s, want an ErrorInfo of reason %s", m, rpcErr.Code, rpcErr.Data, reason)
+	}
+	return nil, rpcErr
 }
 
 func (c *rpcClient) Send(ctx context.Context, owner string, p *protocol.SendParams) (*protocol.Event, *protocol.Error) {
@@ -203,7 +216,7 @@ func (c *rpcClient) stream(ctx context.Context, owner string, m protocol.Method,
 		if err != nil {
 			return nil, c.broken("%s: %v", m, err)
 		}
-		if _, perr := c.response(m, id, body); perr != nil {
+		if _, perr := c.response(c.v, m, id, body); perr != nil {
 			return nil, perr
 		}
 		return nil, c.broken("%s answered a result, not a stream: %s", m, body)
@@ -221,12 +234,15 @@ func (c *rpcClient) stream(ctx context.Context, owner string, m protocol.Method,
 }
 
 // rpcEvents reads a JSON-RPC stream: each SSE frame one response to the
-// call, its result one event.
+// call, its result one event. In 0.3 a stream that ends after a status
+// ends with final:true on it.
 type rpcEvents struct {
 	c  *rpcClient
 	m  protocol.Method
 	id int64
 	r  *ssereader.Reader
+	// last is the last event read.
+	last protocol.Event
 	// first is the first frame's answer, read when the stream opened.
 	first    protocol.Event
 	firstErr error
@@ -239,10 +255,13 @@ func (s *rpcEvents) Next() (protocol.Event, error) {
 		return s.first, s.firstErr
 	}
 	frame, err := s.r.Next()
+	if err == io.EOF && s.c.v == protocol.V03 && s.last.Status != nil && !s.last.Status.Final {
+		return protocol.Event{}, s.c.broken("%s ended after a status without final:true", s.m)
+	}
 	if err != nil {
 		return protocol.Event{}, err
 	}
-	result, perr := s.c.response(s.m, s.id, frame)
+	result, perr := s.c.response(s.c.v, s.m, s.id, frame)
 	if perr != nil {
 		return protocol.Event{}, perr
 	}
@@ -250,5 +269,6 @@ func (s *rpcEvents) Next() (protocol.Event, error) {
 	if err != nil {
 		return protocol.Event{}, s.c.broken("%s frame %s: %v", s.m, result, err)
 	}
+	s.last = *ev
 	return *ev, nil
 }

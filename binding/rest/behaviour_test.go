@@ -147,6 +147,7 @@ func (c *restClient) status(httpStatus int, body []byte, v03 bool) *protocol.Err
 			Details []struct {
 				Type            string `json:"@type"`
 				Reason          string
+				Domain          string
 				Metadata        map[string]string
 				FieldViolations []protocol.FieldViolation
 			}
@@ -161,6 +162,9 @@ func (c *restClient) status(httpStatus int, body []byte, v03 bool) *protocol.Err
 		switch d.Type {
 		case "type.googleapis.com/google.rpc.ErrorInfo":
 			perr.Reason, perr.Metadata = d.Reason, d.Metadata
+			if d.Domain != protocol.ErrorDomain {
+				return c.broken("ErrorInfo domain %q", d.Domain)
+			}
 		case "type.googleapis.com/google.rpc.BadRequest":
 			perr.Violations = d.FieldViolations
 		}
@@ -279,10 +283,13 @@ func (c *restClient) stream(ctx context.Context, owner, method, path string, bod
 }
 
 // restEvents reads an HTTP+JSON stream: each SSE frame one
-// StreamResponse, or {"error":<google.rpc.Status>} ending it.
+// StreamResponse, or {"error":<google.rpc.Status>} ending it. On 0.3's
+// routes a stream that ends after a status ends with final:true on it.
 type restEvents struct {
 	c *restClient
 	r *ssereader.Reader
+	// last is the last event read.
+	last protocol.Event
 	// first is the first frame's answer, read when the stream opened.
 	first    protocol.Event
 	firstErr error
@@ -295,6 +302,9 @@ func (s *restEvents) Next() (protocol.Event, error) {
 		return s.first, s.firstErr
 	}
 	frame, err := s.r.Next()
+	if err == io.EOF && s.c.v03 && s.last.Status != nil && !s.last.Status.Final {
+		return protocol.Event{}, s.c.broken("the stream ended after a status without final:true")
+	}
 	if err != nil {
 		return protocol.Event{}, err
 	}
@@ -305,5 +315,16 @@ func (s *restEvents) Next() (protocol.Event, error) {
 	if err != nil {
 		return protocol.Event{}, s.c.broken("stream frame %s: %v", frame, err)
 	}
+	if s.c.v03 && ev.Status != nil {
+		// The 0.3 proto codec's client side reads "final" only in the
+		// tagged (JSON-RPC) dialect, though the binding writes it: read
+		// it here, so that what the binding sends is what is checked.
+		var f struct{ StatusUpdate struct{ Final bool } }
+		if err := json.Unmarshal(frame, &f); err != nil {
+			return protocol.Event{}, s.c.broken("stream frame %s: %v", frame, err)
+		}
+		ev.Status.Final = f.StatusUpdate.Final
+	}
+	s.last = *ev
 	return *ev, nil
 }

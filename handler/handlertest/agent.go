@@ -25,10 +25,12 @@ type agent struct {
 }
 
 // step is one thing a run yields: an event, or an error that breaks the
-// run.
+// run; with atRun, the error is Run's own (the agent could not be
+// called), and a script holding one plays nothing else.
 type step struct {
-	ev  upstream.Event
-	err error
+	ev    upstream.Event
+	err   error
+	atRun bool
 }
 
 func newAgent() *agent {
@@ -60,6 +62,9 @@ func (a *agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Str
 	r := &agentRun{req: req, ctx: ctx, closed: make(chan struct{})}
 	if script != nil {
 		steps := script(req)
+		if len(steps) > 0 && steps[0].atRun {
+			return nil, steps[0].err
+		}
 		r.steps = make(chan step, len(steps))
 		for _, s := range steps {
 			r.steps <- s
@@ -182,3 +187,6 @@ var messageMark = step{ev: upstream.Event{Kind: upstream.EventMessage}}
 
 // fail breaks the run with err.
 func fail(err error) step { return step{err: err} }
+
+// refuse makes Run itself fail with err.
+func refuse(err error) step { return step{err: err, atRun: true} }

@@ -25,6 +25,7 @@ func testCancelRunning(t *testing.T, e *env) {
 	if got := e.getTask(alice, task.ID); got.Status.State != protocol.StateCanceled {
 		t.Fatalf("after the run ended the task is %s", got.Status.State)
 	}
+	e.canceledLast(task.ID)
 	_, perr = e.c.CancelTask(e.ctx(), alice, task.ID)
 	wantError(t, "a second cancel", perr, protocol.CodeTaskNotCancelable)
 }
@@ -91,5 +92,20 @@ func testCancelWhileStreaming(t *testing.T, e *env) {
 	e.waitIdle()
 	if got := e.getTask(alice, first.Task.ID); got.Status.State != protocol.StateCanceled {
 		t.Fatalf("GetTask after the cancel: %s", got.Status.State)
+	}
+	e.canceledLast(first.Task.ID)
+}
+
+// canceledLast fails the scenario unless the last event of task id's log
+// is the cancel's final status: a run that lost to the cancel wrote
+// nothing after it, so no stream replays anything past it.
+func (e *env) canceledLast(id string) {
+	e.t.Helper()
+	evs, err := e.store.Events(e.ctx(), id, "", false)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if last := evs[len(evs)-1].Event.Status; last == nil || last.Status.State != protocol.StateCanceled || !last.Final {
+		e.t.Fatalf("the log's last event is %s, want the final canceled status", shape(evs[len(evs)-1].Event))
 	}
 }

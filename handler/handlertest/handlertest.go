@@ -88,6 +88,8 @@ var scenarios = []scenario{
 	{"SendMultiTurn", nil, testSendMultiTurn},
 	{"SendRefusals", nil, testSendRefusals},
 	{"SendAgentFails", nil, testSendAgentFails},
+	{"SendArtifactsAndParts", nil, testSendArtifacts},
+	{"SendBlockingEndsOnUnload", nil, testSendUnload},
 	{"HistoryLength", nil, testHistoryLength},
 	{"OwnerScope", nil, testOwnerScope},
 	{"ListTasksOwnPaged", nil, testListTasks},
@@ -126,8 +128,13 @@ type env struct {
 	svc    *handler.Service
 	agent  *agent
 	runner *handler.Runner
+	// store is the service's store, whose log a scenario may read: what
+	// every stream of a task replays.
+	store *memory.Store
 	// key is the context key the agent's context ids are made under.
 	key []byte
+	// unload ends the service's config (Options.Unload).
+	unload context.CancelFunc
 }
 
 func newEnv(t *testing.T, mod func(*handler.Options)) *env {
@@ -135,7 +142,7 @@ func newEnv(t *testing.T, mod func(*handler.Options)) *env {
 	logger := zaptest.NewLogger(t)
 	runner := handler.NewRunner(logger)
 	unload, unloaded := context.WithCancel(context.Background())
-	e := &env{t: t, agent: newAgent(), runner: runner, key: handler.NewContextKey()}
+	e := &env{t: t, agent: newAgent(), runner: runner, store: st, key: handler.NewContextKey(), unload: unloaded}
 	o := handler.Options{
 		Store:      st,
 		Agent:      e.agent,

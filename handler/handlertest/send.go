@@ -201,12 +201,14 @@ func testSendRefusals(t *testing.T, e *env) {
 	}
 }
 
-// An agent that breaks fails its task with the generic message (its
+// An agent that cannot be called or breaks fails its task with the generic message (its
 // words stay in the log); one that fails or rejects the task itself says
 // why in its own words.
 func testSendAgentFails(t *testing.T, e *env) {
 	e.agent.play(func(req *upstream.RunRequest) []step {
 		switch partsText(req.Message.Parts) {
+		case "refuse":
+			return []step{refuse(errors.New("dial tcp 10.0.0.7:80: connection refused"))}
 		case "break":
 			return []step{text("partial"), fail(errors.New("unexpected EOF from 10.0.0.7"))}
 		case "fail":
@@ -221,6 +223,7 @@ func testSendAgentFails(t *testing.T, e *env) {
 		state protocol.TaskState
 		words string
 	}{
+		{"refuse", protocol.StateFailed, failedText},
 		{"break", protocol.StateFailed, failedText},
 		{"fail", protocol.StateFailed, failedText},
 		{"quota", protocol.StateFailed, "Quota exceeded"},
@@ -269,5 +272,54 @@ func testHistoryLength(t *testing.T, e *env) {
 	p.HistoryLength = n(1)
 	if got := e.sendTask(alice, p); len(got.History) != 1 || got.History[0].Role != protocol.RoleAgent {
 		t.Fatalf("a send with historyLength 1 answered history %+v", got.History)
+	}
+}
+
+// What the agent makes becomes the task's artifacts: text chunks merged
+// into one text part until a part of another kind comes (a text part
+// the agent gives whole extends the text after it), in order, in the
+// main artifact; an artifact of its own is a second artifact, under the
+// agent's name and an id of the service's.
+func testSendArtifacts(t *testing.T, e *env) {
+	plain := step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "C"}}}}
+	own := step{ev: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{ID: "agent-chosen", Name: "report",
+		Parts: []protocol.Part{{Kind: protocol.PartText, Text: "r"}}}}}
+	e.agent.play(func(req *upstream.RunRequest) []step {
+		if partsText(req.Message.Parts) == "merge" {
+			return []step{text("a"), text("b"), data(`{"n":1}`), text("x"), text("y"), plain, text("D")}
+		}
+		return []step{text("a"), data(`{"k":1}`), text("b"), own}
+	})
+	merged := e.sendTask(alice, sendParams(userMessage("m-1", "merge"), true))
+	if len(merged.Artifacts) != 1 || len(merged.Artifacts[0].Parts) != 4 || partsText(merged.Artifacts[0].Parts) != `ab|{"n":1}|xy|CD` {
+		t.Fatalf("merged artifacts %+v, want one of ab, the data, xy, CD", merged.Artifacts)
+	}
+	task := e.sendTask(alice, sendParams(userMessage("m-2", "two"), true))
+	if len(task.Artifacts) != 2 {
+		t.Fatalf("artifacts %+v, want the main one and the agent's", task.Artifacts)
+	}
+	main, report := task.Artifacts[0], task.Artifacts[1]
+	if partsText(main.Parts) != `a|{"k":1}|b` || main.Parts[1].Kind != protocol.PartData || !sameJSON(main.Parts[1].Data, []byte(`{"k":1}`)) {
+		t.Fatalf("main artifact %+v", main)
+	}
+	if report.Name != "report" || partsText(report.Parts) != "r" || report.ID == "agent-chosen" || report.ID == "" || report.ID == main.ID {
+		t.Fatalf("the agent's artifact %+v (main %s)", report, main.ID)
+	}
+}
+
+// A blocking send whose config is unloaded while it waits answers the
+// task as it is then, working; its run goes on and completes it.
+func testSendUnload(t *testing.T, e *env) {
+	first := e.sendAsync(alice, sendParams(userMessage("m-1", "hi"), true))
+	run := e.agent.next(t)
+	e.unload()
+	task := answered(t, first)
+	if task.Status.State != protocol.StateWorking {
+		t.Fatalf("the send answered %s, want working", task.Status.State)
+	}
+	run.send(t, text("still"))
+	run.end()
+	if done := e.waitState(alice, task.ID, protocol.StateCompleted); partsText(done.Artifacts[0].Parts) != "still" {
+		t.Fatalf("artifacts %+v", done.Artifacts)
 	}
 }

@@ -98,10 +98,25 @@ func DecodeListTasks(codec protocol.Codec, result []byte) (*protocol.ListTasksRe
 	return res, nil
 }
 
-// reasonCodes are the A2A error codes of the ErrorInfo reasons the
-// service's errors carry, read off the protocol's own errors (and the
-// reasons 1.0 names the plain JSON-RPC codes by when they carry
-// metadata).
+// a2aReasons are the ErrorInfo reasons of the A2A codes (and the
+// module's own), read off the protocol's errors: every error of such a
+// code carries its reason.
+var a2aReasons = func() map[int]string {
+	m := map[int]string{}
+	for _, e := range []*protocol.Error{
+		protocol.ErrTaskNotFound(""), protocol.ErrTaskNotCancelable(""), protocol.ErrPushNotSupported(),
+		protocol.ErrUnsupportedOperation(""), protocol.ErrContentTypeNotSupported(""), protocol.ErrInvalidAgentResponse(),
+		protocol.ErrExtendedCardNotConfigured(), protocol.ErrUnauthenticated(""), protocol.ErrExtensionSupportRequired(""),
+		protocol.ErrResourceExhausted("", "", ""), protocol.ErrVersionNotSupported("", ""),
+	} {
+		m[e.Code] = e.Reason
+	}
+	return m
+}()
+
+// reasonCodes are the codes of every reason an error carries: the A2A
+// codes', and those 1.0 names the plain JSON-RPC codes by when they
+// carry metadata.
 var reasonCodes = func() map[string]int {
 	m := map[string]int{
 		"PARSE_ERROR":      protocol.CodeParseError,
@@ -110,16 +125,16 @@ var reasonCodes = func() map[string]int {
 		"INVALID_PARAMS":   protocol.CodeInvalidParams,
 		"INTERNAL_ERROR":   protocol.CodeInternal,
 	}
-	for _, e := range []*protocol.Error{
-		protocol.ErrTaskNotFound(""), protocol.ErrTaskNotCancelable(""), protocol.ErrPushNotSupported(),
-		protocol.ErrUnsupportedOperation(""), protocol.ErrContentTypeNotSupported(""), protocol.ErrInvalidAgentResponse(),
-		protocol.ErrExtendedCardNotConfigured(), protocol.ErrUnauthenticated(""), protocol.ErrExtensionSupportRequired(""),
-		protocol.ErrResourceExhausted("", "", ""), protocol.ErrVersionNotSupported("", ""),
-	} {
-		m[e.Reason] = e.Code
+	for code, reason := range a2aReasons {
+		m[reason] = code
 	}
 	return m
 }()
+
+// ReasonOf is the ErrorInfo reason every error of A2A code code carries
+// (TASK_NOT_FOUND for -32001); "" for the plain JSON-RPC codes, which
+// carry one only with metadata.
+func ReasonOf(code int) string { return a2aReasons[code] }
 
 // CodeOf is the A2A error code a google.rpc.Status stands for (the
 // HTTP+JSON and gRPC bindings' errors): its ErrorInfo reason's, or, for a
