@@ -445,3 +445,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// runnerIdle reports whether no run is going.
+func runnerIdle(r *handler.Runner) bool { return r.Running() == 0 }

@@ -1,32 +1,29 @@
-package jsonrpc
+package handler
 
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/memory"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
-// readyAgent plays a script, as scriptAgent does, from a stream that says
+// readyAgent plays its steps, as stepsAgent does, from a stream that says
 // its next event is always in hand (upstream.Ready): the whole script is.
-type readyAgent struct{ *fakeAgent }
+type readyAgent []step
 
-type readyRun struct{ *fakeRun }
+type readyStream struct{ *stepsStream }
 
-func (readyRun) Ready() bool { return true }
+func (readyStream) Ready() bool { return true }
 
-func (a readyAgent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Stream, error) {
-	s, err := a.fakeAgent.Run(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return readyRun{s.(*fakeRun)}, nil
+func (a readyAgent) Run(ctx context.Context, _ *upstream.RunRequest) (upstream.Stream, error) {
+	return readyStream{&stepsStream{ctx: ctx, steps: a}}, nil
 }
 
 // countingStore records every Update's events; with conflictOnce the
@@ -69,8 +66,9 @@ func (s *countingStore) counts() []int {
 	return n
 }
 
-// shape is an event log as kinds and texts, without ids and timestamps.
-func shape(t *testing.T, st store.Store, id string) string {
+// logShape is an event log as kinds and texts, without ids and
+// timestamps.
+func logShape(t *testing.T, st store.Store, id string) string {
 	t.Helper()
 	evs, err := st.Events(context.Background(), id, "", false)
 	if err != nil {
@@ -94,6 +92,17 @@ func shape(t *testing.T, st store.Store, id string) string {
 	return strings.TrimSpace(b.String())
 }
 
+// sendBlocking sends "hello" anonymously, blocking, and returns the Task
+// answered.
+func sendBlocking(t *testing.T, svc *Service) *protocol.Task {
+	t.Helper()
+	ev, perr := svc.SendMessage(context.Background(), Caller{}, &protocol.SendParams{Message: userMessage("m", "hello"), Blocking: true})
+	if perr != nil || ev.Task == nil {
+		t.Fatalf("send: %+v, %v", ev, perr)
+	}
+	return ev.Task
+}
+
 // A stream whose next event is in hand has the run's writes joined: the
 // log, the answer and the stored task are what writing each change alone
 // gives, in fewer writes (and at most maxHeld changes held).
@@ -105,6 +114,8 @@ func TestHeldWritesJoinWhatIsInHand(t *testing.T) {
 		}
 		return s
 	}
+	completed := step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted,
+		Parts: []protocol.Part{{Kind: protocol.PartText, Text: "done"}}}}
 	for _, tc := range []struct {
 		name  string
 		steps []step
@@ -113,23 +124,22 @@ func TestHeldWritesJoinWhatIsInHand(t *testing.T) {
 		joined, alone []int
 	}{
 		{"plain answer", []step{text("hi")}, []int{3}, []int{1, 2}},
-		{"chunks then a status", []step{text("a"), text("b"), status(protocol.StateCompleted, "done")}, []int{4}, []int{1, 1, 2}},
+		{"chunks then a status", []step{text("a"), text("b"), completed}, []int{4}, []int{1, 1, 2}},
 		{"more than maxHeld", chunks(20), []int{9, 9, 4}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs [2]string
-			var answers [2]string
+			var answers [2][]protocol.Part
 			for i, ready := range []bool{true, false} {
 				cs := &countingStore{}
-				var agent upstream.Agent = scriptAgent(tc.steps...)
+				var agent upstream.Agent = stepsAgent(tc.steps)
 				if ready {
-					agent = readyAgent{scriptAgent(tc.steps...)}
+					agent = readyAgent(tc.steps)
 				}
-				h := newHarness(t, agent, func(o *handler.Options) { cs.Store = o.Store; o.Store = cs })
-				resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
-				task := at(t, resp, "result", "task")
-				if s := str(t, task, "status", "state"); s != "TASK_STATE_COMPLETED" {
-					t.Fatalf("state %s: %v", s, task)
+				svc := newTestService(t, agent, func(o *Options) { cs.Store = o.Store; o.Store = cs })
+				task := sendBlocking(t, svc)
+				if task.Status.State != protocol.StateCompleted {
+					t.Fatalf("state %s: %+v", task.Status.State, task)
 				}
 				want := tc.alone
 				if ready {
@@ -138,14 +148,14 @@ func TestHeldWritesJoinWhatIsInHand(t *testing.T) {
 				if got := cs.counts(); want != nil && fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("ready=%v: events per Update %v, want %v", ready, got, want)
 				}
-				logs[i] = shape(t, h.store, str(t, task, "id"))
-				answers[i] = fmt.Sprint(at(t, task, "artifacts", 0, "parts"))
+				logs[i] = logShape(t, cs, task.ID)
+				answers[i] = task.Artifacts[0].Parts
 			}
 			if logs[0] != logs[1] {
 				t.Fatalf("joined writes changed the log:\njoined %s\nalone  %s", logs[0], logs[1])
 			}
-			if answers[0] != answers[1] {
-				t.Fatalf("joined writes changed the answer: %s / %s", answers[0], answers[1])
+			if !reflect.DeepEqual(answers[0], answers[1]) {
+				t.Fatalf("joined writes changed the answer: %+v / %+v", answers[0], answers[1])
 			}
 			if !strings.HasPrefix(logs[0], "task(submitted) status(working,final=false) artifact(") {
 				t.Fatalf("log %s", logs[0])
@@ -158,12 +168,13 @@ func TestHeldWritesJoinWhatIsInHand(t *testing.T) {
 // end the task applies every held change again, once each.
 func TestHeldWritesReappliedAfterConflict(t *testing.T) {
 	cs := &countingStore{conflictOnce: true}
-	h := newHarness(t, readyAgent{scriptAgent(text("a"), text("b"), status(protocol.StateCompleted, "done"))},
-		func(o *handler.Options) { cs.Store = o.Store; o.Store = cs })
-	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
-	task := at(t, resp, "result", "task")
-	if got := fmt.Sprint(at(t, task, "artifacts", 0, "parts")); got != "[map[text:ab]]" {
-		t.Fatalf("artifact parts %s", got)
+	completed := step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateCompleted,
+		Parts: []protocol.Part{{Kind: protocol.PartText, Text: "done"}}}}
+	svc := newTestService(t, readyAgent{text("a"), text("b"), completed},
+		func(o *Options) { cs.Store = o.Store; o.Store = cs })
+	task := sendBlocking(t, svc)
+	if p := task.Artifacts[0].Parts; len(p) != 1 || p[0].Kind != protocol.PartText || p[0].Text != "ab" {
+		t.Fatalf("artifact parts %+v, want the one text part ab", p)
 	}
 	// The one that lost, then the same again on the fresh snapshot (the
 	// racing write goes around the count).
@@ -172,7 +183,23 @@ func TestHeldWritesReappliedAfterConflict(t *testing.T) {
 	}
 	want := `task(submitted) status(working,final=false) artifact("a",append=false,last=false) ` +
 		`artifact("b",append=true,last=false) artifact("",append=true,last=true) status(completed,final=true)`
-	if got := shape(t, h.store, str(t, task, "id")); got != want {
+	if got := logShape(t, cs, task.ID); got != want {
 		t.Fatalf("log\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A run whose writes would take the task's log past the store's bound
+// fails the task, with the generic message.
+func TestEventLogBoundFailsTask(t *testing.T) {
+	steps := make(stepsAgent, 50)
+	for i := range steps {
+		steps[i] = text("x")
+	}
+	small := memory.New(memory.Options{MaxEventsPerTask: 10})
+	defer small.Close()
+	task := sendBlocking(t, newTestService(t, steps, func(o *Options) { o.Store = small }))
+	if m := task.Status.Message; task.Status.State != protocol.StateFailed || m == nil || len(m.Parts) != 1 ||
+		m.Parts[0].Text != "The agent could not complete the task." {
+		t.Fatalf("task %s, status message %+v", task.Status.State, task.Status.Message)
 	}
 }
