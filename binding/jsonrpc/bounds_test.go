@@ -252,38 +252,6 @@ func (a *historyAgent) Run(ctx context.Context, req *upstream.RunRequest) (upstr
 	return a.inner.Run(ctx, req)
 }
 
-// Contexts belong to their owner: bob naming alice's contextId gets a
-// context of his own, and the agent never sees the two meet.
-func TestContextsPerOwner(t *testing.T) {
-	var seen []*upstream.RunRequest
-	agent := &fakeAgent{script: func(r *upstream.RunRequest) []step {
-		seen = append(seen, r)
-		return []step{text("ok")}
-	}}
-	h := newHarness(t, agent)
-	send := func(owner, msgID string) map[string]any {
-		return at(t, h.rpc(req{version: "1.0", owner: owner, body: sendV10("SendMessage", msgID, `,"contextId":"ctx-1"`, "")}), "result", "task").(map[string]any)
-	}
-	a1, a2, b1 := send("alice", "a-1"), send("alice", "a-2"), send("bob", "b-1")
-	for _, tk := range []map[string]any{a1, a2, b1} {
-		if str(t, tk, "contextId") != "ctx-1" {
-			t.Fatalf("the caller's contextId was not kept: %v", tk["contextId"])
-		}
-	}
-	if seen[0].ContextID != seen[1].ContextID {
-		t.Errorf("one owner's context has two agent ids: %s %s", seen[0].ContextID, seen[1].ContextID)
-	}
-	if seen[2].ContextID == seen[0].ContextID || seen[0].ContextID == "ctx-1" || seen[2].ContextID == "ctx-1" {
-		t.Errorf("agent context ids alice %s, bob %s (caller's ctx-1)", seen[0].ContextID, seen[2].ContextID)
-	}
-	// Bob's list of ctx-1 holds his task only.
-	list := h.rpc(req{version: "1.0", owner: "bob", body: rpcCall("ListTasks", `{"contextId":"ctx-1"}`)})
-	tasks := at(t, list, "result", "tasks").([]any)
-	if len(tasks) != 1 || str(t, tasks[0], "id") != str(t, b1, "id") {
-		t.Errorf("bob's ctx-1 lists %v", tasks)
-	}
-}
-
 // A run that panics is logged, its task failed, and the server goes on.
 func TestRunPanicIsContained(t *testing.T) {
 	agent := &fakeAgent{script: func(r *upstream.RunRequest) []step {

@@ -3,16 +3,13 @@ package jsonrpc
 import (
 	"context"
 	"io"
-	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
-	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // openStream starts a streaming call and returns its reader; the stream is
@@ -219,23 +216,6 @@ func TestSubscribeReplay(t *testing.T) {
 	}
 }
 
-func TestSubscribeV03(t *testing.T) {
-	agent := controlledAgent()
-	h := newHarness(t, agent)
-	id, run := startTask(t, h, agent)
-	s := h.openStream(t, req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+id+`"}`)})
-	_, m := s.event(t)
-	if kindOf(t, m) != "task" || num(t, m, "id") != 3 {
-		t.Fatalf("first frame %v", m)
-	}
-	close(run.steps)
-	_, ms := s.rest(t)
-	last := ms[len(ms)-1]
-	if str(t, last, "result", "status", "state") != "completed" || at(t, last, "result", "final") != true {
-		t.Fatalf("last frame %v", last)
-	}
-}
-
 func TestTwoSubscribersIdentical(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent)
@@ -335,33 +315,6 @@ func testStreamHeartbeat(t *testing.T, wait func(*handler.Options)) {
 	s.rest(t)
 }
 
-func TestStreamAuthRequiredStaysOpen(t *testing.T) {
-	agent := controlledAgent()
-	h := newHarness(t, agent)
-	s := h.openStream(t, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m-1", "", "")})
-	_, m := s.event(t)
-	id := str(t, m, "result", "task", "id")
-	run := agent.next(t)
-	s.event(t) // working
-	run.send(t, status(protocol.StateAuthRequired, "Sign in at https://e.x"))
-	_, m = s.event(t)
-	if str(t, m, "result", "statusUpdate", "status", "state") != "TASK_STATE_AUTH_REQUIRED" {
-		t.Fatalf("frame %v", m)
-	}
-	// The stream is still open: a continuation's events arrive on it.
-	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-2", `,"taskId":"`+id+`"`, `{"returnImmediately":true}`)})
-	if str(t, resp, "result", "task", "status", "state") != "TASK_STATE_WORKING" {
-		t.Fatalf("continuation %v", resp)
-	}
-	run = agent.next(t)
-	close(run.steps)
-	_, ms := s.rest(t)
-	if len(ms) != 2 || str(t, ms[0], "result", "statusUpdate", "status", "state") != "TASK_STATE_WORKING" ||
-		str(t, ms[1], "result", "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
-		t.Fatalf("after continuation %v", ms)
-	}
-}
-
 func TestStreamErrors(t *testing.T) {
 	h := newHarness(t, scriptAgent(text("x")))
 	done := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")})
@@ -396,85 +349,6 @@ func TestStreamErrors(t *testing.T) {
 			header: map[string]string{"Last-Event-ID": "not-an-id"}}
 		wantError(t, inputReq.streamError(r), -32602, 3, true, "")
 	})
-}
-
-// TestSubscribeInterruptedStaysOpen: a subscription to a task that waits
-// for input sends the Task, then the turns that continue it, an
-// interrupted state again included, and ends at the terminal state only
-// (A2A 1.0 §3.1.6); in both versions. A send's own stream still ends with
-// its turn.
-func TestSubscribeInterruptedStaysOpen(t *testing.T) {
-	// Each turn of a task: the first two ask, the third answers.
-	h := newHarness(t, &fakeAgent{script: func(r *upstream.RunRequest) []step {
-		turns := 0
-		for _, m := range r.History {
-			if m.Role == protocol.RoleUser {
-				turns++
-			}
-		}
-		switch turns {
-		case 0:
-			return []step{status(protocol.StateInputRequired, "who?")}
-		case 1, 2:
-			return []step{status(protocol.StateInputRequired, "and then?")}
-		}
-		return []step{text("done")}
-	}})
-	stateRE := regexp.MustCompile(`"state":"([A-Za-z_-]+)"`)
-	states := func(fs []sseFrame) string {
-		var got []string
-		for _, f := range fs {
-			for _, m := range stateRE.FindAllStringSubmatch(f.data, -1) {
-				got = append(got, m[1])
-			}
-		}
-		return strings.Join(got, " ")
-	}
-	for _, tc := range []struct {
-		name, version, method, want string
-	}{
-		{"1.0", "1.0", "SubscribeToTask", "TASK_STATE_INPUT_REQUIRED TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED TASK_STATE_WORKING TASK_STATE_COMPLETED"},
-		{"0.3", "", "tasks/resubscribe", "input-required working input-required working completed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ir := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
-			id := str(t, ir, "result", "task", "id")
-			// A send's stream ends with its turn, at input-required.
-			send := h.openStream(t, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m-2", `,"taskId":"`+id+`"`, "")})
-			if fs, _ := send.rest(t); states(fs) != "TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED" {
-				t.Fatalf("the send's stream: %s", states(fs))
-			}
-			sub := h.openStream(t, req{version: tc.version, owner: "alice", body: rpcCall(tc.method, `{"id":"`+id+`"}`)})
-			first, _ := sub.event(t)
-			for i, msg := range []string{"m-3", "m-4"} {
-				resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", msg, `,"taskId":"`+id+`"`, "")})
-				want := []string{"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"}[i]
-				if got := str(t, resp, "result", "task", "status", "state"); got != want {
-					t.Fatalf("turn %s: %s, want %s", msg, got, want)
-				}
-			}
-			fs, _ := sub.rest(t)
-			if got := states(append([]sseFrame{first}, fs...)); got != tc.want {
-				t.Fatalf("subscription states %q, want %q", got, tc.want)
-			}
-			if tc.version == "" {
-				// 0.3: only the terminal status is final on a
-				// subscription, which goes on past input-required.
-				var finals []string
-				for _, f := range fs {
-					if m := regexp.MustCompile(`"final":(true|false)`).FindStringSubmatch(f.data); m != nil {
-						finals = append(finals, m[1])
-					}
-				}
-				if got := strings.Join(finals, " "); got != "false false false true" {
-					t.Fatalf("0.3 final flags %q, want only the last true", got)
-				}
-			}
-			if !strings.Contains(fs[len(fs)-2].data+fs[len(fs)-3].data, `"done"`) {
-				t.Fatalf("the answer is not among the frames before the last: %v", fs)
-			}
-		})
-	}
 }
 
 func TestSubscribeLastEventIDPastEnd(t *testing.T) {

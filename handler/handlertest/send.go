@@ -124,7 +124,7 @@ func testSendMultiTurn(t *testing.T, e *env) {
 	if m := task.Status.Message; m == nil || m.Role != protocol.RoleAgent || partsText(m.Parts) != "Which city?" {
 		t.Fatalf("status message %+v", task.Status.Message)
 	}
-	if agentCtx != agentContextID(e.key, alice, task.ContextID) {
+	if agentCtx != agentContextID(e.key, alice, task.ContextID) || agentCtx == task.ContextID {
 		t.Fatalf("agent context %q for the caller's %q", agentCtx, task.ContextID)
 	}
 

@@ -124,18 +124,20 @@ func testSubscribeRunning(t *testing.T, e *env) {
 
 // A subscription to a task waiting for input goes on past its turns,
 // an interrupted state again included, and ends at the terminal state
-// only (A2A 1.0 §3.1.6).
+// only (A2A 1.0 §3.1.6); a send's stream still ends with its own turn,
+// at input-required.
 func testSubscribeInterrupted(t *testing.T, e *env) {
+	// Each turn of the task asks again, but the fourth, which answers.
 	e.agent.play(func(req *upstream.RunRequest) []step {
-		switch len(req.History) {
-		case 0:
-			return []step{status(protocol.StateInputRequired, "who?")}
-		case 2:
+		if len(req.History) < 6 {
 			return []step{status(protocol.StateInputRequired, "and then?")}
 		}
 		return []step{text("done")}
 	})
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "a"), true))
+	if _, sh := restClean(t, e.stream(alice, sendParams(continueMessage("m-2", "b", task.ID), true))); sh != "task(working) status(input-required)" {
+		t.Fatalf("the second turn's stream: %s", sh)
+	}
 	sub := e.subscribe(alice, task.ID, "")
 	if first := next(t, sub); shape(first) != "task(input-required)" || first.Task.ID != task.ID {
 		t.Fatalf("the subscription opened with %s", shape(first))
@@ -143,8 +145,8 @@ func testSubscribeInterrupted(t *testing.T, e *env) {
 	for _, turn := range []struct {
 		id   string
 		want protocol.TaskState
-	}{{"m-2", protocol.StateInputRequired}, {"m-3", protocol.StateCompleted}} {
-		if got := e.sendTask(alice, sendParams(continueMessage(turn.id, "b", task.ID), true)); got.Status.State != turn.want {
+	}{{"m-3", protocol.StateInputRequired}, {"m-4", protocol.StateCompleted}} {
+		if got := e.sendTask(alice, sendParams(continueMessage(turn.id, "c", task.ID), true)); got.Status.State != turn.want {
 			t.Fatalf("turn %s: %s, want %s", turn.id, got.Status.State, turn.want)
 		}
 	}
