@@ -13,7 +13,8 @@ import (
 
 // The service is binding-neutral: these tests call it as a binding would,
 // with typed params and an EventWriter of their own, no JSON and no HTTP.
-// The wire-level behaviour is tested through binding/jsonrpc.
+// Its behaviour over a wire is handler/handlertest's suite, which every
+// binding runs; each binding's own tests pin its bytes.
 
 // stepsAgent plays its steps on every run.
 type stepsAgent []step
