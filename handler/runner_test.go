@@ -81,6 +81,9 @@ func workers() int {
 
 // Runs one after another share one worker, and Close ends it.
 func TestRunnerReusesWorkers(t *testing.T) {
+	// Every earlier test closed its runner, but Close returns once its
+	// workers are done, a moment before their goroutines are gone.
+	waitFor(t, "earlier tests' workers to end", func() bool { return workers() == 0 })
 	svc := newTestService(t, stepsAgent{text("hi")})
 	runner := svc.opts.Runner
 	before := workers()
