@@ -363,3 +363,29 @@ func TestClientDecodeLenient(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStreamResultFinalRoundTrip: a status update's final, which both 0.3
+// flavours carry (JSON-RPC and the 0.3 proto's HTTP+JSON and gRPC), is
+// read back as written; 1.0 has none.
+func TestStreamResultFinalRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		codec Codec
+		final bool
+	}{
+		{"0.3 JSON-RPC", NewCodec(V03, Limits{}), true},
+		{"0.3 HTTP+JSON", NewRESTCodecV03(Limits{}), true},
+		{"0.3 gRPC", NewGRPCCodecV03(Limits{}), true},
+		{"1.0", NewCodec(V10, Limits{}), false},
+	} {
+		ev := Event{Status: &StatusUpdate{TaskID: "t1", ContextID: "c1", Status: TaskStatus{State: StateCompleted}, Final: true}}
+		raw := tt.codec.AppendStreamResult(nil, &ev)
+		got, err := tt.codec.DecodeStreamResult(raw)
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", tt.name, err, raw)
+		}
+		if got.Status == nil || got.Status.Final != tt.final {
+			t.Errorf("%s: %s read back as %+v, want final %v", tt.name, raw, got.Status, tt.final)
+		}
+	}
+}

@@ -269,7 +269,7 @@ func decodeStatusUpdate(d *dialect, v []byte, field string) (*StatusUpdate, *Err
 			hasStatus = true
 			e = decodeStatus(d, val, join(field, "status"), &u.Status)
 		case "final":
-			if d.tagged {
+			if d.final {
 				u.Final, e = readBool(val, field, "final")
 			}
 		case "metadata":
