@@ -3,11 +3,14 @@
 // fan-out to streams, cancel, extension negotiation and the Agent Card's
 // HTTP answer. Its API (Service) is binding-neutral: typed params in, typed
 // results or a *protocol.Error out, and a Stream for the streaming calls
-// that a binding drives with its own EventWriter. The bindings (JSON-RPC
-// today, in binding/jsonrpc) only decode, encode and frame. It never
+// that a binding drives with its own EventWriter. The bindings
+// (binding/jsonrpc, binding/rest, binding/grpcbind) only build params,
+// call through binding/call's method table and frame the answers; each
+// runs the behaviour suite handler/handlertest over its own wire. It never
 // imports Caddy: the Caddy module hands the binding the caller identity,
 // the body already read under a limit, and a context that ends when the
-// config is unloaded.
+// config is unloaded. Backend is what outlives a config: a store with its
+// runner, context key and push dispatcher.
 //
 // Choices the specification leaves open, made here once for both versions
 // and every binding:
