@@ -13,10 +13,10 @@
 // It used the OpenAI Go SDK (github.com/openai/openai-go/v3) until the
 // build was measured (bench/build.sh; BENCHMARKS.md, "Building: memory,
 // time and size"): the SDK's root package alone, 127,000 lines of
-// generated Go for the whole API, took 2.8 GiB of memory and 115 s of CPU
-// to compile, its responses package 0.8 GiB more, and the SDK added about
-// 45 MiB to the binary, for one streaming call whose wire fits in two
-// structs. A smaller client, github.com/sashabaranov/go-openai v1.43.0
+// generated Go for the whole API, took 2.8 GiB of memory and 115 s to
+// compile (its responses package 0.8 GiB and 37 s more), and the SDK was
+// 28 MiB (29 MB) of the binary, for one streaming call whose wire fits in
+// two structs. A smaller client, github.com/sashabaranov/go-openai v1.43.0
 // (6,300 lines), compiled in 90 MiB and added 0.5 MB; it was not taken
 // either: its stream reader buffers a line without bound and takes each
 // data line for a whole chunk (an event of several data lines breaks it),
