@@ -21,8 +21,9 @@
 // either: its stream reader buffers a line without bound and takes each
 // data line for a whole chunk (an event of several data lines breaks it),
 // so the kind would have kept a guard and quirks of its own, while
-// upstream/frames already reads SSE with the max_event_bytes bound the
-// http kind's streams have, for nothing more in the build.
+// upstream/frames already reads SSE with the bound the http kind's
+// streams have (HTTPConfig.MaxEventBytes, 1 MiB by default), for nothing
+// more in the build.
 package openaiagent
 
 import (
