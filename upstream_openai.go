@@ -13,7 +13,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
-	openaiagent "github.com/caddy-a2a/caddy-a2a/upstream/openai"
+	"github.com/caddy-a2a/caddy-a2a/upstream/openaiagent"
 )
 
 func init() {
