@@ -422,7 +422,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	// The checks end the fill step, and only then is anything built
 	// from the settings: a bad config fails before any request, and
 	// `caddy validate` too, since Caddy provisions what it validates.
-	if err := h.Validate(); err != nil {
+	if err := h.checkSettings(); err != nil {
 		return err
 	}
 	if err := h.build(); err != nil {
@@ -516,11 +516,11 @@ func (h *Handler) fill(globals *caddy.Replacer) error {
 	return nil
 }
 
-// Validate checks every setting of the handler: Provision runs it at the
-// end of its fill step, before it builds the service, the bindings and
-// the cards, and Caddy again after Provision. It is fast and changes
-// nothing.
-func (h *Handler) Validate() error {
+// checkSettings checks every setting of the handler, at the end of
+// Provision's fill step: nothing is built from an unchecked config. The
+// checks derive what the build reads (the wire versions, the card), so
+// they run once.
+func (h *Handler) checkSettings() error {
 	if err := h.check(); err != nil {
 		return err
 	}
@@ -531,6 +531,18 @@ func (h *Handler) Validate() error {
 		if err := m.checkInputModes(h.InputModes); err != nil {
 			return fmt.Errorf("input_modes: %w", err)
 		}
+	}
+	return nil
+}
+
+// Validate confirms the handler was provisioned, which means checked:
+// Provision ran checkSettings before it built anything, so a bad config
+// fails there, for `caddy validate` too. It writes nothing: running the
+// checks again would rewrite what they derive while a gateway's card
+// fetcher, started by the build, reads it.
+func (h *Handler) Validate() error {
+	if h.upstream == nil || h.store == nil || h.rpc == nil {
+		return errors.New("a2a: handler not provisioned")
 	}
 	return nil
 }
