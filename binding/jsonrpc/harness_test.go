@@ -3,9 +3,6 @@ package jsonrpc
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -211,22 +208,6 @@ func bind(svc *handler.Service, err error) (*Binding, error) {
 		return nil, err
 	}
 	return New(svc), nil
-}
-
-// agentContextID is the context id the agent is told for owner's context
-// contextID under key, derived here on its own as the service documents
-// it: the first 128 bits of SHA-256 over the key, the owner's length (8
-// bytes, big-endian), the owner and contextID, as a version 8 UUID.
-func agentContextID(key []byte, owner, contextID string) string {
-	b := append([]byte(nil), key...)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(owner)))
-	b = append(b, owner...)
-	b = append(b, contextID...)
-	sum := sha256.Sum256(b)
-	sum[6] = sum[6]&0x0f | 0x80
-	sum[8] = sum[8]&0x3f | 0x80
-	h := hex.EncodeToString(sum[:16])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // failedText is the status message of a task whose agent failed.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/handler/handlertest"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
 )
@@ -77,7 +78,7 @@ func TestHTTPAgentPlainMultiTurn(t *testing.T) {
 	c := nextCall(t, calls)
 	id, ctxID := str(t, task, "id"), str(t, task, "contextId")
 	// The agent is told the owner's own context id, not the caller's.
-	if agentCtx := agentContextID(h.key, "alice", ctxID); str(t, c.body, "contextId") != agentCtx || agentCtx == ctxID {
+	if agentCtx := handlertest.AgentContextID(h.key, "alice", ctxID); str(t, c.body, "contextId") != agentCtx || agentCtx == ctxID {
 		t.Fatalf("agent context %q, want %q (not the caller's %q)", str(t, c.body, "contextId"), agentCtx, ctxID)
 	}
 	if str(t, c.body, "taskId") != id || str(t, c.body, "input") != "hello" ||

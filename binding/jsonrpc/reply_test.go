@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/handler/handlertest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/upstream"
 	"github.com/caddy-a2a/caddy-a2a/upstream/httpagent"
@@ -136,7 +137,7 @@ func TestReplySend(t *testing.T) {
 			// The agent was asked without a task: no task id, no history,
 			// the reply's context.
 			// The agent is told the owner's own id for the reply's context.
-			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != agentContextID(h.key, "alice", str(t, msg, "contextId")) || got.User != "alice" ||
+			if got.TaskID != "" || len(got.History) != 0 || got.ContextID != handlertest.AgentContextID(h.key, "alice", str(t, msg, "contextId")) || got.User != "alice" ||
 				got.Message.ID != "m-1" {
 				t.Fatalf("agent request %+v", got)
 			}

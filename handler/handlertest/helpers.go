@@ -250,12 +250,12 @@ func roles(msgs []protocol.Message) string {
 	return strings.Join(s, ",")
 }
 
-// agentContextID is the context id the agent is told for owner's context
+// AgentContextID is the context id the agent is told for owner's context
 // contextID under key, derived here on its own as the service documents
 // it (handler/contexts.go): the first 128 bits of SHA-256 over the key,
 // the owner's length (8 bytes, big-endian), the owner and contextID, as a
 // version 8 UUID.
-func agentContextID(key []byte, owner, contextID string) string {
+func AgentContextID(key []byte, owner, contextID string) string {
 	b := append([]byte(nil), key...)
 	b = binary.BigEndian.AppendUint64(b, uint64(len(owner)))
 	b = append(b, owner...)

@@ -137,10 +137,10 @@ func testContextIDs(t *testing.T, e *env) {
 	a1, ra1 := send(alice, "a-1")
 	a2, ra2 := send(alice, "a-2")
 	b1, rb1 := send(bob, "b-1")
-	if want := agentContextID(e.key, alice, "ctx-1"); ra1.ContextID != want || ra2.ContextID != want {
+	if want := AgentContextID(e.key, alice, "ctx-1"); ra1.ContextID != want || ra2.ContextID != want {
 		t.Fatalf("alice's turns were told %s and %s, want %s", ra1.ContextID, ra2.ContextID, want)
 	}
-	if want := agentContextID(e.key, bob, "ctx-1"); rb1.ContextID != want || want == ra1.ContextID {
+	if want := AgentContextID(e.key, bob, "ctx-1"); rb1.ContextID != want || want == ra1.ContextID {
 		t.Fatalf("bob's turn was told %s, want %s (alice's %s)", rb1.ContextID, want, ra1.ContextID)
 	}
 	for _, tc := range []struct {

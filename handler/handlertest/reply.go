@@ -68,7 +68,7 @@ func testMessageReply(t *testing.T, e *env) {
 			wantReply(t, ev.Message, tc.contextID, parts)
 			req := e.agent.request(t)
 			if req.TaskID != "" || len(req.History) != 0 || req.User != alice || req.Message.ID != "m-1" ||
-				req.ContextID != agentContextID(e.key, alice, ev.Message.ContextID) {
+				req.ContextID != AgentContextID(e.key, alice, ev.Message.ContextID) {
 				t.Fatalf("the agent was asked %+v", req)
 			}
 		})

@@ -38,7 +38,7 @@ func testSendBlocking(t *testing.T, e *env) {
 	}
 	req := e.agent.request(t)
 	if req.TaskID != task.ID || req.User != alice || req.Message.ID != "m-1" || len(req.History) != 0 ||
-		req.ContextID != agentContextID(e.key, alice, task.ContextID) {
+		req.ContextID != AgentContextID(e.key, alice, task.ContextID) {
 		t.Fatalf("the agent was asked %+v", req)
 	}
 	got := e.getTask(alice, task.ID)
@@ -124,7 +124,7 @@ func testSendMultiTurn(t *testing.T, e *env) {
 	if m := task.Status.Message; m == nil || m.Role != protocol.RoleAgent || partsText(m.Parts) != "Which city?" {
 		t.Fatalf("status message %+v", task.Status.Message)
 	}
-	if agentCtx != agentContextID(e.key, alice, task.ContextID) || agentCtx == task.ContextID {
+	if agentCtx != AgentContextID(e.key, alice, task.ContextID) || agentCtx == task.ContextID {
 		t.Fatalf("agent context %q for the caller's %q", agentCtx, task.ContextID)
 	}
 
