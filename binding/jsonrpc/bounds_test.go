@@ -48,7 +48,7 @@ func failedFor(t *testing.T, task any, limit string) {
 // the limit allows.
 func TestMaxTaskOutput(t *testing.T) {
 	chunk := strings.Repeat("x", 64<<10)
-	agent := &fakeAgent{script: func(*upstream.RunRequest) []step {
+	agent := &fakeAgent{Script: func(*upstream.RunRequest) []step {
 		var steps []step
 		for range 100 { // 6.4 MiB
 			steps = append(steps, text(chunk))
@@ -72,7 +72,7 @@ func TestMaxTaskOutput(t *testing.T) {
 // compacted; one turn over the bound fails, naming it.
 func TestMaxRunEventsPerTurn(t *testing.T) {
 	const perTurn = 4000
-	agent := &fakeAgent{script: func(req *upstream.RunRequest) []step {
+	agent := &fakeAgent{Script: func(req *upstream.RunRequest) []step {
 		n := perTurn
 		if req.Message.Parts[0].Text == "flood" {
 			n = 5001
@@ -104,11 +104,11 @@ func TestMaxRunEventsPerTurn(t *testing.T) {
 // linear work (they were copied once per artifact).
 func TestArtifactsBoundedAndLinear(t *testing.T) {
 	art := func(i int) step {
-		return step{ev: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{
+		return step{Event: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{
 			Name: "a" + strconv.Itoa(i), Parts: []protocol.Part{{Kind: protocol.PartText, Text: "x"}}}}}
 	}
 	many := func(n int) *fakeAgent {
-		return &fakeAgent{script: func(*upstream.RunRequest) []step {
+		return &fakeAgent{Script: func(*upstream.RunRequest) []step {
 			steps := make([]step, n)
 			for i := range steps {
 				steps[i] = art(i)
@@ -148,7 +148,7 @@ func TestMaxRunsPerOwner(t *testing.T) {
 	var runs []*fakeRun
 	for i := range 2 {
 		h.rpc(req{version: "1.0", owner: "bob", body: sendV10("SendMessage", "b-"+strconv.Itoa(i), "", nonBlocking)})
-		runs = append(runs, agent.next(t))
+		runs = append(runs, agent.Next(t))
 	}
 	before := h.store.Len()
 	wantLimit(t, h.rpc(req{version: "1.0", owner: "bob", body: sendV10("SendMessage", "b-3", "", nonBlocking)}), "max_runs_per_owner", "2")
@@ -156,8 +156,8 @@ func TestMaxRunsPerOwner(t *testing.T) {
 		t.Fatalf("a refused send stored a task")
 	}
 	select {
-	case r := <-agent.runs:
-		t.Fatalf("a refused send reached the agent: %+v", r.req)
+	case r := <-agent.Runs:
+		t.Fatalf("a refused send reached the agent: %+v", r.Req)
 	default:
 	}
 	// 0.3 says it in the message.
@@ -167,13 +167,13 @@ func TestMaxRunsPerOwner(t *testing.T) {
 	}
 	// Alice is not held up by bob.
 	h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "a-1", "", nonBlocking)})
-	agent.next(t).Close()
+	agent.Next(t).Close()
 	// A run that ends gives its slot back.
-	close(runs[0].steps)
+	close(runs[0].Steps)
 	waitFor(t, "a slot back", func() bool {
 		resp := h.rpc(req{version: "1.0", owner: "bob", body: sendV10("SendMessage", "b-5", "", nonBlocking)})
 		if has(resp, "result") {
-			agent.next(t).Close()
+			agent.Next(t).Close()
 			return true
 		}
 		return false
@@ -182,7 +182,7 @@ func TestMaxRunsPerOwner(t *testing.T) {
 	// Anonymous callers are many: not bounded per owner.
 	for i := range 3 {
 		h.rpc(req{version: "1.0", body: sendV10("SendMessage", "n-"+strconv.Itoa(i), "", nonBlocking)})
-		agent.next(t).Close()
+		agent.Next(t).Close()
 	}
 }
 
@@ -194,11 +194,11 @@ func TestStoreFullIsRetryable(t *testing.T) {
 	nonBlocking := `{"returnImmediately":true}`
 	for i := range 2 {
 		h.rpc(req{version: "1.0", owner: "bob", body: sendV10("SendMessage", "b-"+strconv.Itoa(i), "", nonBlocking)})
-		defer agent.next(t).Close()
+		defer agent.Next(t).Close()
 	}
 	wantLimit(t, h.rpc(req{version: "1.0", owner: "bob", body: sendV10("SendMessage", "b-2", "", nonBlocking)}), "max_tasks_per_owner", "2")
 	h.rpc(req{version: "1.0", owner: "carol", body: sendV10("SendMessage", "c-1", "", nonBlocking)})
-	defer agent.next(t).Close()
+	defer agent.Next(t).Close()
 	wantLimit(t, h.rpc(req{version: "1.0", owner: "dave", body: sendV10("SendMessage", "d-1", "", nonBlocking)}), "max_tasks", "3")
 	if h.store.Len() != 3 {
 		t.Fatalf("store holds %d tasks", h.store.Len())
@@ -209,7 +209,7 @@ func TestStoreFullIsRetryable(t *testing.T) {
 // no more than max_history_size of earlier turns, the newest kept.
 func TestHistoryBytes(t *testing.T) {
 	big := strings.Repeat("y", 300<<10)
-	agent := &fakeAgent{script: func(*upstream.RunRequest) []step { return []step{status(protocol.StateInputRequired, big)} }, runs: make(chan *fakeRun, 16)}
+	agent := &fakeAgent{Script: func(*upstream.RunRequest) []step { return []step{status(protocol.StateInputRequired, big)} }, Runs: make(chan *fakeRun, 16)}
 	var seen [][]protocol.Message
 	rec := &historyAgent{inner: agent, seen: &seen}
 	h := newHarness(t, rec, func(o *handler.Options) { o.MaxHistoryBytes = 1 << 20 })
@@ -254,9 +254,9 @@ func (a *historyAgent) Run(ctx context.Context, req *upstream.RunRequest) (upstr
 
 // A run that panics is logged, its task failed, and the server goes on.
 func TestRunPanicIsContained(t *testing.T) {
-	agent := &fakeAgent{script: func(r *upstream.RunRequest) []step {
+	agent := &fakeAgent{Script: func(r *upstream.RunRequest) []step {
 		if r.Message.Parts[0].Text == "boom" {
-			return []step{{err: errPanicStep}}
+			return []step{{Err: errPanicStep}}
 		}
 		return []step{text("fine")}
 	}}
@@ -321,7 +321,7 @@ func TestSubscriberOfExpiredTaskTold(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarnessWith(t, agent, memory.Options{IdleTTL: 100 * time.Millisecond, SweepInterval: 10 * time.Millisecond})
 	id, run := startTask(t, h, agent)
-	run.send(t, status(protocol.StateAuthRequired, "sign in"))
+	run.Send(t, status(protocol.StateAuthRequired, "sign in"))
 	waitFor(t, "auth-required", func() bool {
 		r, err := h.store.Get(context.Background(), "alice", id)
 		return err == nil && r.Task.Status.State == protocol.StateAuthRequired

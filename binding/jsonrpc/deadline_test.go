@@ -151,7 +151,7 @@ func stallStream(t *testing.T, h *harness, agent *fakeAgent, s *stallServer) *fa
 	s.rawClient(t, rpcCall("SubscribeToTask", `{"id":"`+id+`"}`))
 	big := strings.Repeat("x", 64<<10)
 	for range 32 { // 2 MiB of frames against a few KB of buffers
-		run.send(t, text(big))
+		run.Send(t, text(big))
 	}
 	return run
 }
@@ -178,10 +178,10 @@ func TestStreamWriteTimeout(t *testing.T) {
 	run := stallStream(t, h, agent, s)
 	s.waitServed(t, "client not reading")
 
-	run.send(t, text("after"))
-	close(run.steps)
+	run.Send(t, text("after"))
+	close(run.Steps)
 	waitFor(t, "task completed", func() bool {
-		rec, err := h.store.Get(context.Background(), "alice", run.req.TaskID)
+		rec, err := h.store.Get(context.Background(), "alice", run.Req.TaskID)
 		return err == nil && rec.Task.Status.State == protocol.StateCompleted
 	})
 }
@@ -196,7 +196,7 @@ func TestStreamUnloadCutsBlockedWrite(t *testing.T) {
 	waitFor(t, "the stream blocked in a write", blockedInWrite)
 	h.closeDone()
 	s.waitServed(t, "unload while blocked in a write")
-	close(run.steps)
+	close(run.Steps)
 }
 
 // TestStreamIdleHoldsNoDeadline: a stream waiting for events (after a
@@ -227,7 +227,7 @@ func TestStreamIdleHoldsNoDeadline(t *testing.T) {
 		t.Fatalf("want a heartbeat, got %+v %v", f, err)
 	}
 	idle("no deadline after a heartbeat")
-	close(run.steps)
+	close(run.Steps)
 	sr.rest(t)
 	s.waitServed(t, "completed")
 }
@@ -252,12 +252,12 @@ func TestStreamWriteDeadlineDoesNotLeak(t *testing.T) {
 		{"an error frame", rpcCall("tasks/resubscribe", `{}`), nil},
 		{"the last status", rpcCall("SubscribeToTask", `{"id":"`+id+`"}`), func(t *testing.T, sr *sseReader) {
 			sr.event(t) // the Task
-			run.send(t, text("done"))
-			close(run.steps)
+			run.Send(t, text("done"))
+			close(run.Steps)
 		}},
 		{"an unload while idle", sendV10("SendStreamingMessage", "m-2", "", ""), func(t *testing.T, sr *sseReader) {
 			sr.event(t) // the Task
-			agent.next(t)
+			agent.Next(t)
 			h.closeDone()
 		}},
 	}
@@ -318,7 +318,7 @@ func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 	id, run := startTask(t, h, agent)
 	kb := strings.Repeat("x", 1<<10)
 	for range 300 {
-		run.send(t, text(kb))
+		run.Send(t, text(kb))
 	}
 	waitFor(t, "the first chunks stored", func() bool {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
@@ -328,7 +328,7 @@ func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 	conn := <-s.conns
 	waitFor(t, "the Task frame's write blocked", func() bool { return blockedInWrite() })
 	for i := range 300 {
-		run.send(t, text(fmt.Sprint(i)))
+		run.Send(t, text(fmt.Sprint(i)))
 	}
 	waitFor(t, "the burst stored", func() bool {
 		evs, _ := h.store.Events(context.Background(), id, "", false)
@@ -343,7 +343,7 @@ func TestStreamBurstSetsFewDeadlines(t *testing.T) {
 	for range 301 { // the Task, then the burst
 		sr.event(t)
 	}
-	close(run.steps)
+	close(run.Steps)
 	sr.rest(t)
 	s.waitServed(t, "burst")
 	if _, sets := conn.deadline(); sets-before > 12 {

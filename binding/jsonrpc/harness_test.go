@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
+	"github.com/caddy-a2a/caddy-a2a/handler/handlertest"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsontest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
@@ -33,106 +32,23 @@ const waitTimeout = 5 * time.Second
 
 // ---- fake agent ------------------------------------------------------------
 
-// step is one thing a fake stream yields: an event, or an error (io.EOF
-// for a clean end).
-type step struct {
-	ev  upstream.Event
-	err error
-}
+// The fake agent is the behaviour suite's (handlertest.Agent): with a
+// Script every run plays it and ends; otherwise each run is handed to the
+// test (Next) and waits for its steps (Send; close Steps to end it).
+type (
+	step      = handlertest.Step
+	fakeRun   = handlertest.AgentRun
+	fakeAgent = handlertest.Agent
+)
 
-func text(s string) step { return step{ev: upstream.Event{Kind: upstream.EventText, Text: s}} }
-func status(st protocol.TaskState, msg string) step {
-	ev := upstream.Event{Kind: upstream.EventStatus, State: st}
-	if msg != "" {
-		ev.Parts = []protocol.Part{{Kind: protocol.PartText, Text: msg}}
-	}
-	return step{ev: ev}
-}
-
-// fakeRun is one call of the fake agent: the test reads req and ctx and
-// feeds steps; closing steps ends the stream with io.EOF.
-type fakeRun struct {
-	req    *upstream.RunRequest
-	ctx    context.Context
-	steps  chan step
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (r *fakeRun) Next() (upstream.Event, error) {
-	select {
-	case s, ok := <-r.steps:
-		if !ok {
-			return upstream.Event{}, io.EOF
-		}
-		return s.ev, s.err
-	case <-r.ctx.Done():
-		return upstream.Event{}, r.ctx.Err()
-	case <-r.closed:
-		return upstream.Event{}, errors.New("stream closed")
-	}
-}
-
-func (r *fakeRun) Close() error {
-	r.once.Do(func() { close(r.closed) })
-	return nil
-}
-
-// send feeds one step, failing the test if the run stops reading.
-func (r *fakeRun) send(t testing.TB, s step) {
-	t.Helper()
-	select {
-	case r.steps <- s:
-	case <-time.After(waitTimeout):
-		t.Fatalf("agent step not consumed")
-	}
-}
-
-// fakeAgent is an in-process upstream.Agent. With script set, every run
-// plays the script and ends; otherwise each run is handed to the test on
-// runs and waits for its steps.
-type fakeAgent struct {
-	script func(req *upstream.RunRequest) []step
-	runErr error
-	runs   chan *fakeRun
-}
+func text(s string) step                            { return handlertest.Text(s) }
+func status(st protocol.TaskState, msg string) step { return handlertest.Status(st, msg) }
 
 func scriptAgent(steps ...step) *fakeAgent {
-	return &fakeAgent{script: func(*upstream.RunRequest) []step { return steps }}
+	return &fakeAgent{Script: func(*upstream.RunRequest) []step { return steps }}
 }
 
-func controlledAgent() *fakeAgent { return &fakeAgent{runs: make(chan *fakeRun, 16)} }
-
-func (a *fakeAgent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Stream, error) {
-	if a.runErr != nil {
-		return nil, a.runErr
-	}
-	r := &fakeRun{req: req, ctx: ctx, closed: make(chan struct{})}
-	if a.script != nil {
-		steps := a.script(req)
-		r.steps = make(chan step, len(steps))
-		for _, s := range steps {
-			r.steps <- s
-		}
-		close(r.steps)
-		return r, nil
-	}
-	r.steps = make(chan step)
-	a.runs <- r
-	return r, nil
-}
-
-// next returns the next run the agent was asked for.
-func (a *fakeAgent) next(t testing.TB) *fakeRun {
-	t.Helper()
-	select {
-	case r := <-a.runs:
-		return r
-	case <-time.After(waitTimeout):
-		t.Fatalf("agent was not called")
-		return nil
-	}
-}
+func controlledAgent() *fakeAgent { return &fakeAgent{Runs: make(chan *fakeRun, 16)} }
 
 // ---- harness ---------------------------------------------------------------
 

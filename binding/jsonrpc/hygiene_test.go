@@ -204,10 +204,10 @@ func TestNoAgentTextReachesCallers(t *testing.T) {
 		name  string
 		agent *fakeAgent
 	}{
-		{"run error", &fakeAgent{runErr: leak}},
-		{"stream error", scriptAgent(text("partial"), step{err: leak})},
-		{"failed with detail", scriptAgent(step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: marker}})},
-		{"working with detail", scriptAgent(step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateWorking, Detail: marker}}, text("x"))},
+		{"run error", &fakeAgent{RunErr: leak}},
+		{"stream error", scriptAgent(text("partial"), step{Err: leak})},
+		{"failed with detail", scriptAgent(step{Event: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: marker}})},
+		{"working with detail", scriptAgent(step{Event: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateWorking, Detail: marker}}, text("x"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.agent)

@@ -204,7 +204,7 @@ func TestLimitsCancelMetadata(t *testing.T) {
 	h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits })
 	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
-	run := agent.next(t)
+	run := agent.Next(t)
 	before := h.snapshot("", id)
 	resp = h.rpc(req{version: "1.0", body: rpcCall("CancelTask", `{"id":"`+id+`","metadata":{"k":"1234567890"}}`)})
 	wantLimitError(t, resp, true, protocol.CodeInvalidParams, "metadata", protocol.LimitMaxMetadataBytes, "16")
@@ -212,12 +212,12 @@ func TestLimitsCancelMetadata(t *testing.T) {
 		t.Fatalf("refused cancel changed the task")
 	}
 	select {
-	case <-run.ctx.Done():
+	case <-run.Ctx.Done():
 		t.Fatal("a refused cancel aborted the run")
 	default:
 	}
-	run.send(t, text("done"))
-	close(run.steps)
+	run.Send(t, text("done"))
+	close(run.Steps)
 }
 
 func TestLimitsOptionsChecked(t *testing.T) {

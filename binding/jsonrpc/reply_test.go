@@ -33,9 +33,9 @@ func replyAgent() *fakeAgent {
 		text("Hel"),
 		text("lo"),
 		status(protocol.StateWorking, "thinking"),
-		step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartData, Data: []byte(`{"k":1}`)}}}},
+		step{Event: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartData, Data: []byte(`{"k":1}`)}}}},
 		text("!"),
-		step{ev: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Name: "report",
+		step{Event: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Name: "report",
 			Parts: []protocol.Part{{Kind: protocol.PartText, Text: "r"}}}}},
 	)
 }
@@ -124,8 +124,8 @@ func TestReplySend(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			agent := replyAgent()
 			var got *upstream.RunRequest
-			script := agent.script
-			agent.script = func(r *upstream.RunRequest) []step { got = r; return script(r) }
+			script := agent.Script
+			agent.Script = func(r *upstream.RunRequest) []step { got = r; return script(r) }
 			h := newHarness(t, agent, messageMode)
 			resp := h.rpc(req{version: tc.v, owner: "alice", body: tc.body})
 			if tc.v == "1.0" && has(resp, "result", "task") {
@@ -219,10 +219,10 @@ func TestReplyFailures(t *testing.T) {
 		agent func() *fakeAgent
 		cause string // what the log line's error must hold
 	}{
-		{"run error", func() *fakeAgent { return &fakeAgent{runErr: leak} }, marker},
-		{"stream error", func() *fakeAgent { return scriptAgent(text("partial"), step{err: leak}) }, marker},
+		{"run error", func() *fakeAgent { return &fakeAgent{RunErr: leak} }, marker},
+		{"stream error", func() *fakeAgent { return scriptAgent(text("partial"), step{Err: leak}) }, marker},
 		{"failed with detail", func() *fakeAgent {
-			return scriptAgent(step{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: marker}})
+			return scriptAgent(step{Event: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: marker}})
 		}, marker},
 		{"failed with a message", func() *fakeAgent { return scriptAgent(text("so far"), status(protocol.StateFailed, marker)) }, marker},
 		{"too many bytes", func() *fakeAgent { return scriptAgent(text(huge), text(huge)) }, "agent reply over a run limit (max_task_output 16777216)"},
@@ -328,18 +328,18 @@ func TestReplyClientGoneAbortsAgent(t *testing.T) {
 				}
 				errc <- err
 			}()
-			run := agent.next(t)
+			run := agent.Next(t)
 			// If the call is not aborted, end it so the test fails instead
 			// of hanging in the server's Close.
 			t.Cleanup(func() {
-				if run.ctx.Err() == nil {
-					close(run.steps)
+				if run.Ctx.Err() == nil {
+					close(run.Steps)
 				}
 			})
-			run.send(t, text("partial"))
+			run.Send(t, text("partial"))
 			cancel()
 			select {
-			case <-run.ctx.Done():
+			case <-run.Ctx.Done():
 			case <-time.After(waitTimeout):
 				t.Fatal("the agent call outlived its request")
 			}
@@ -360,15 +360,15 @@ func TestReplyStreamHeartbeat(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, messageMode, func(o *handler.Options) { o.Heartbeat = 20 * time.Millisecond })
 	s := h.openStream(t, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")})
-	run := agent.next(t)
+	run := agent.Next(t)
 	for range 2 {
 		f, err := s.next()
 		if err != nil || f.comment == "" || f.data != "" {
 			t.Fatalf("want a heartbeat comment, got %+v %v", f, err)
 		}
 	}
-	run.send(t, text("late answer"))
-	close(run.steps)
+	run.Send(t, text("late answer"))
+	close(run.Steps)
 	fs, ms := s.rest(t)
 	if len(fs) != 1 || kindOf(t, ms[0]) != "message" {
 		t.Fatalf("frames %v", fs)
@@ -383,10 +383,10 @@ func TestReplyOutlivesDone(t *testing.T) {
 	h := newHarness(t, agent, messageMode)
 	respc := make(chan map[string]any, 1)
 	go func() { respc <- h.rpc(req{version: "1.0", owner: "a", body: sendV10("SendMessage", "m", "", "")}) }()
-	run := agent.next(t)
+	run := agent.Next(t)
 	h.closeDone()
-	run.send(t, text("after unload"))
-	close(run.steps)
+	run.Send(t, text("after unload"))
+	close(run.Steps)
 	wantReplyParts(t, at(t, <-respc, "result", "message"), "after unload")
 }
 
@@ -497,11 +497,11 @@ func TestReplyBoundedByRunLimits(t *testing.T) {
 	go func() {
 		first <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
 	}()
-	run := ctl.next(t)
+	run := ctl.Next(t)
 	resp := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-2", "", "")})
 	wantError(t, resp, protocol.CodeResourceExhausted, 7, true, "RESOURCE_EXHAUSTED")
-	run.send(t, text("done"))
-	close(run.steps)
+	run.Send(t, text("done"))
+	close(run.Steps)
 	if got := <-first; !has(got, "result", "message") {
 		t.Fatalf("first reply: %v", got)
 	}
@@ -509,7 +509,7 @@ func TestReplyBoundedByRunLimits(t *testing.T) {
 	go func() {
 		first <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-3", "", "")})
 	}()
-	close(ctl.next(t).steps)
+	close(ctl.Next(t).Steps)
 	if got := <-first; !has(got, "result", "message") {
 		t.Fatalf("after the reply: %v", got)
 	}

@@ -81,15 +81,15 @@ func TestSendBlockingClientGone(t *testing.T) {
 		}
 		errc <- err
 	}()
-	run := agent.next(t)
+	run := agent.Next(t)
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("request succeeded after cancel")
 	}
-	run.send(t, text("still"))
-	close(run.steps)
+	run.Send(t, text("still"))
+	close(run.Steps)
 	waitFor(t, "task completed", func() bool {
-		rec, err := h.store.Get(context.Background(), "", run.req.TaskID)
+		rec, err := h.store.Get(context.Background(), "", run.Req.TaskID)
 		return err == nil && rec.Task.Status.State == protocol.StateCompleted
 	})
 }

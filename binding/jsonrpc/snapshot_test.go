@@ -55,8 +55,8 @@ func TestStoredSnapshotsNeverChange(t *testing.T) {
 	go func() {
 		respc <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", "")})
 	}()
-	run := agent.next(t)
-	id := run.req.TaskID
+	run := agent.Next(t)
+	id := run.Req.TaskID
 	waitFor(t, "working", func() bool { return lastEvents(id) == 2 })
 	snap("working", id)
 	steps := []struct {
@@ -65,16 +65,16 @@ func TestStoredSnapshotsNeverChange(t *testing.T) {
 	}{
 		{"first chunk", text("Hel")},
 		{"merged chunk", text("lo")},
-		{"data part", step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartData, Data: []byte(`{"k":1}`)}}}}},
+		{"data part", step{Event: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartData, Data: []byte(`{"k":1}`)}}}}},
 		{"text after data", text("!")},
-		{"separate artifact", step{ev: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Name: "r", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "r"}}}}}},
+		{"separate artifact", step{Event: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{Name: "r", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "r"}}}}}},
 	}
 	for i, st := range steps {
-		run.send(t, st.s)
+		run.Send(t, st.s)
 		waitFor(t, st.what, func() bool { return lastEvents(id) == 3+i })
 		snap(st.what, id)
 	}
-	run.send(t, status(protocol.StateInputRequired, "Which city?"))
+	run.Send(t, status(protocol.StateInputRequired, "Which city?"))
 	answer := <-respc
 	if got := str(t, answer, "result", "task", "status", "state"); got != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("turn 1 state %s", got)
@@ -84,9 +84,9 @@ func TestStoredSnapshotsNeverChange(t *testing.T) {
 	go func() {
 		respc <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-2", `,"taskId":"`+id+`"`, "")})
 	}()
-	run = agent.next(t)
+	run = agent.Next(t)
 	snap("turn 2 working", id)
-	run.send(t, text("Paris"))
+	run.Send(t, text("Paris"))
 	waitFor(t, "turn 2 chunk", func() bool {
 		rec, _ := h.store.Get(context.Background(), "alice", id)
 		return len(rec.Task.Artifacts) == 3
@@ -125,9 +125,9 @@ func TestRacingContinuations(t *testing.T) {
 		agent := controlledAgent()
 		h := newHarness(t, agent)
 		go h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m-1", "", `{"returnImmediately":true}`)})
-		run := agent.next(t)
-		id := run.req.TaskID
-		run.send(t, status(protocol.StateInputRequired, "Which city?"))
+		run := agent.Next(t)
+		id := run.Req.TaskID
+		run.Send(t, status(protocol.StateInputRequired, "Which city?"))
 		waitFor(t, "input-required", func() bool {
 			rec, err := h.store.Get(context.Background(), "alice", id)
 			return err == nil && rec.Task.Status.State == protocol.StateInputRequired
@@ -138,7 +138,7 @@ func TestRacingContinuations(t *testing.T) {
 				answers <- h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", m, `,"taskId":"`+id+`"`, `{"returnImmediately":true}`)})
 			}()
 		}
-		won := agent.next(t)
+		won := agent.Next(t)
 		var refused int
 		for range 2 {
 			if a := <-answers; has(a, "error") {
@@ -151,9 +151,9 @@ func TestRacingContinuations(t *testing.T) {
 			t.Fatal(err)
 		}
 		hist := rec.Task.History
-		if refused != 1 || len(hist) != 3 || hist[2].ID != won.req.Message.ID {
-			t.Fatalf("refused %d; history %+v; the run continues with %s", refused, hist, won.req.Message.ID)
+		if refused != 1 || len(hist) != 3 || hist[2].ID != won.Req.Message.ID {
+			t.Fatalf("refused %d; history %+v; the run continues with %s", refused, hist, won.Req.Message.ID)
 		}
-		close(won.steps)
+		close(won.Steps)
 	}
 }

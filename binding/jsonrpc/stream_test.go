@@ -60,7 +60,7 @@ func TestStreamOrderV10(t *testing.T) {
 	taskID := str(t, m, "result", "task", "id")
 	ids := []string{f.id}
 
-	run := agent.next(t)
+	run := agent.Next(t)
 	f, m = s.event(t)
 	ids = append(ids, f.id)
 	if kindOf(t, m) != "statusUpdate" || str(t, m, "result", "statusUpdate", "status", "state") != "TASK_STATE_WORKING" {
@@ -70,7 +70,7 @@ func TestStreamOrderV10(t *testing.T) {
 	// next (the agent blocks until its step is taken).
 	var artifactID string
 	for i, chunk := range []string{"Hel", "lo"} {
-		run.send(t, text(chunk))
+		run.Send(t, text(chunk))
 		f, m = s.event(t)
 		ids = append(ids, f.id)
 		if kindOf(t, m) != "artifactUpdate" {
@@ -89,7 +89,7 @@ func TestStreamOrderV10(t *testing.T) {
 			t.Fatalf("artifact id changed")
 		}
 	}
-	close(run.steps)
+	close(run.Steps)
 	f, m = s.event(t)
 	ids = append(ids, f.id)
 	au := at(t, m, "result", "artifactUpdate")
@@ -159,15 +159,15 @@ func assertIncreasing(t testing.TB, ids []string) {
 func startTask(t testing.TB, h *harness, agent *fakeAgent) (string, *fakeRun) {
 	t.Helper()
 	r := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
-	return str(t, r, "result", "task", "id"), agent.next(t)
+	return str(t, r, "result", "task", "id"), agent.Next(t)
 }
 
 func TestSubscribeReplay(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent)
 	id, run := startTask(t, h, agent)
-	run.send(t, text("one"))
-	run.send(t, text("two"))
+	run.Send(t, text("one"))
+	run.Send(t, text("two"))
 	// The log now holds: 1 task, 2 working, 3 chunk one, (4 chunk two once
 	// written). Wait for both chunks to be in the store.
 	waitFor(t, "chunks stored", func() bool {
@@ -195,8 +195,8 @@ func TestSubscribeReplay(t *testing.T) {
 	if f.id != "4" || kindOf(t, m) != "task" || str(t, m, "result", "task", "artifacts", 0, "parts", 0, "text") != "onetwo" {
 		t.Fatalf("replay first frame id %q: %v", f.id, m)
 	}
-	run.send(t, text("three"))
-	close(run.steps)
+	run.Send(t, text("three"))
+	close(run.Steps)
 	liveFrames, _ := live.rest(t)
 	replayFrames, _ := replay.rest(t)
 	for _, fs := range [][]sseFrame{liveFrames, replayFrames} {
@@ -229,10 +229,10 @@ func TestTwoSubscribersIdentical(t *testing.T) {
 		t.Fatalf("first frames differ:\n%v\n%v", fa, fb)
 	}
 	for i := range 20 {
-		run.send(t, text(strconv.Itoa(i)))
+		run.Send(t, text(strconv.Itoa(i)))
 	}
-	run.send(t, status(protocol.StateWorking, "halfway"))
-	close(run.steps)
+	run.Send(t, status(protocol.StateWorking, "halfway"))
+	close(run.Steps)
 	ra, _ := a.rest(t)
 	rb, _ := b.rest(t)
 	if len(ra) != 23 || len(ra) != len(rb) {
@@ -257,18 +257,18 @@ func testStreamClientDisconnect(t *testing.T, wait func(*handler.Options)) {
 	s := newSSEReader(t, resp)
 	_, m := s.event(t)
 	id := str(t, m, "result", "task", "id")
-	run := agent.next(t)
-	run.send(t, text("a"))
+	run := agent.Next(t)
+	run.Send(t, text("a"))
 	cancel()
 	resp.Body.Close()
-	run.send(t, text("b"))
-	close(run.steps)
+	run.Send(t, text("b"))
+	close(run.Steps)
 	waitFor(t, "task completed", func() bool {
 		r := h.rpc(req{version: "1.0", owner: "alice", body: rpcCall("GetTask", `{"id":"`+id+`"}`)})
 		return str(t, r, "result", "status", "state") == "TASK_STATE_COMPLETED"
 	})
-	if run.ctx.Err() != nil && run.ctx.Err() != context.Canceled {
-		t.Fatalf("run ctx %v", run.ctx.Err())
+	if run.Ctx.Err() != nil && run.Ctx.Err() != context.Canceled {
+		t.Fatalf("run ctx %v", run.Ctx.Err())
 	}
 }
 
@@ -287,8 +287,8 @@ func testStreamEndsOnDone(t *testing.T, wait func(*handler.Options)) {
 		t.Fatalf("frames after Done: %v", fs)
 	}
 	// The run goes on.
-	run.send(t, text("still here"))
-	close(run.steps)
+	run.Send(t, text("still here"))
+	close(run.Steps)
 	waitFor(t, "task completed", func() bool {
 		rec, err := h.store.Get(context.Background(), "alice", id)
 		return err == nil && rec.Task.Status.State == protocol.StateCompleted
@@ -311,7 +311,7 @@ func testStreamHeartbeat(t *testing.T, wait func(*handler.Options)) {
 			t.Fatalf("want a heartbeat comment, got %+v %v", f, err)
 		}
 	}
-	close(run.steps)
+	close(run.Steps)
 	s.rest(t)
 }
 
@@ -364,7 +364,7 @@ func TestSubscribeLastEventIDPastEnd(t *testing.T) {
 	if f, _ := s.event(t); f.id != "2" {
 		t.Fatalf("Task frame id %q", f.id)
 	}
-	close(run.steps)
+	close(run.Steps)
 	fs, ms := s.rest(t)
 	if len(fs) != 1 || fs[0].id != "3" || str(t, ms[0], "result", "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
 		t.Fatalf("frames %v", fs)

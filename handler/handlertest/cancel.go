@@ -11,8 +11,8 @@ import (
 // cancel is -32002.
 func testCancelRunning(t *testing.T, e *env) {
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), false))
-	run := e.agent.next(t)
-	run.send(t, text("partial"))
+	run := e.agent.Next(t)
+	run.Send(t, Text("partial"))
 	canceled, perr := e.c.CancelTask(e.ctx(), alice, task.ID)
 	if perr != nil {
 		t.Fatal(perr)
@@ -20,7 +20,7 @@ func testCancelRunning(t *testing.T, e *env) {
 	if canceled.ID != task.ID || canceled.Status.State != protocol.StateCanceled {
 		t.Fatalf("cancel answered %s %s, want %s canceled", canceled.ID, canceled.Status.State, task.ID)
 	}
-	run.canceled(t)
+	run.Canceled(t)
 	e.waitIdle()
 	if got := e.getTask(alice, task.ID); got.Status.State != protocol.StateCanceled {
 		t.Fatalf("after the run ended the task is %s", got.Status.State)
@@ -33,7 +33,7 @@ func testCancelRunning(t *testing.T, e *env) {
 // A task waiting for input has no run to end: the cancel alone settles
 // it.
 func testCancelInputRequired(t *testing.T, e *env) {
-	e.agent.playAlways(status(protocol.StateInputRequired, "?"))
+	e.agent.PlayAlways(Status(protocol.StateInputRequired, "?"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	canceled, perr := e.c.CancelTask(e.ctx(), alice, task.ID)
 	if perr != nil {
@@ -50,7 +50,7 @@ func testCancelInputRequired(t *testing.T, e *env) {
 // A task in a terminal state cannot be canceled: -32002, and it stays as
 // it was.
 func testCancelSettled(t *testing.T, e *env) {
-	e.agent.playAlways(text("ok"))
+	e.agent.PlayAlways(Text("ok"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	_, perr := e.c.CancelTask(e.ctx(), alice, task.ID)
 	wantError(t, "cancel of a completed task", perr, protocol.CodeTaskNotCancelable)
@@ -68,8 +68,8 @@ func testCancelWhileStreaming(t *testing.T, e *env) {
 	if first.Task == nil {
 		t.Fatalf("the stream opened with %s", shape(first))
 	}
-	run := e.agent.next(t)
-	run.send(t, text("partial"))
+	run := e.agent.Next(t)
+	run.Send(t, Text("partial"))
 	if got := shape(next(t, started), next(t, started)); got != `status(working) artifact("partial",append=false,last=false)` {
 		t.Fatalf("the stream before the cancel: %s", got)
 	}
@@ -80,7 +80,7 @@ func testCancelWhileStreaming(t *testing.T, e *env) {
 	if _, perr := e.c.CancelTask(e.ctx(), alice, first.Task.ID); perr != nil {
 		t.Fatal(perr)
 	}
-	run.canceled(t)
+	run.Canceled(t)
 	for _, s := range []struct {
 		name string
 		evs  Events

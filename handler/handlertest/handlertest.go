@@ -126,7 +126,7 @@ type env struct {
 	t      *testing.T
 	c      Client
 	svc    *handler.Service
-	agent  *agent
+	agent  *Agent
 	runner *handler.Runner
 	// store is the service's store, whose log a scenario may read: what
 	// every stream of a task replays.
@@ -142,7 +142,7 @@ func newEnv(t *testing.T, mod func(*handler.Options)) *env {
 	logger := zaptest.NewLogger(t)
 	runner := handler.NewRunner(logger)
 	unload, unloaded := context.WithCancel(context.Background())
-	e := &env{t: t, agent: newAgent(), runner: runner, store: st, key: handler.NewContextKey(), unload: unloaded}
+	e := &env{t: t, agent: NewAgent(), runner: runner, store: st, key: handler.NewContextKey(), unload: unloaded}
 	o := handler.Options{
 		Store:      st,
 		Agent:      e.agent,

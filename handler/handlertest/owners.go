@@ -12,7 +12,7 @@ import (
 // and SubscribeToTask answer -32001 for it exactly as for an unknown id,
 // and the task is left as it was.
 func testOwnerScope(t *testing.T, e *env) {
-	e.agent.playAlways(status(protocol.StateInputRequired, "?"))
+	e.agent.PlayAlways(Status(protocol.StateInputRequired, "?"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	for _, tc := range []struct{ name, owner, id string }{
 		{"another owner", bob, task.ID},
@@ -37,7 +37,7 @@ func testOwnerScope(t *testing.T, e *env) {
 // through all of them once; artifacts only when asked for, a status
 // filter, and nothing for an anonymous caller.
 func testListTasks(t *testing.T, e *env) {
-	e.agent.play(askOrAnswer)
+	e.agent.Play(askOrAnswer)
 	var mine []string
 	for _, id := range []string{"a-1", "a-2", "a-3"} {
 		mine = append(mine, e.sendTask(alice, sendParams(userMessage(id, "hi"), true)).ID)
@@ -124,7 +124,7 @@ func testListTasks(t *testing.T, e *env) {
 // owner's own (never the caller's), the same for every turn of one
 // owner's context; and each lists only its own tasks of it.
 func testContextIDs(t *testing.T, e *env) {
-	e.agent.playAlways(text("ok"))
+	e.agent.PlayAlways(Text("ok"))
 	send := func(owner, id string) (*protocol.Task, *upstream.RunRequest) {
 		m := userMessage(id, "hi")
 		m.ContextID = "ctx-1"
@@ -132,7 +132,7 @@ func testContextIDs(t *testing.T, e *env) {
 		if task.ContextID != "ctx-1" || task.History[0].ContextID != "ctx-1" {
 			t.Fatalf("the caller's contextId was not kept: %q, history %q", task.ContextID, task.History[0].ContextID)
 		}
-		return task, e.agent.request(t)
+		return task, e.agent.Request(t)
 	}
 	a1, ra1 := send(alice, "a-1")
 	a2, ra2 := send(alice, "a-2")

@@ -44,7 +44,7 @@ func (e *env) wantTasks(t *testing.T, owner string, n int) {
 // the owner's id of the reply's context. A streaming send carries the
 // one Message and ends. No task is stored.
 func testMessageReply(t *testing.T, e *env) {
-	e.agent.playAlways(text("Hel"), text("lo"), status(protocol.StateWorking, "thinking"), data(`{"k":1}`), text("!"), artifact("report", "r"))
+	e.agent.PlayAlways(Text("Hel"), Text("lo"), Status(protocol.StateWorking, "thinking"), data(`{"k":1}`), Text("!"), artifact("report", "r"))
 	const parts = `Hello|{"k":1}|!|r`
 	for _, tc := range []struct {
 		name      string
@@ -66,7 +66,7 @@ func testMessageReply(t *testing.T, e *env) {
 				t.Fatalf("a Task %s", ev.Task.ID)
 			}
 			wantReply(t, ev.Message, tc.contextID, parts)
-			req := e.agent.request(t)
+			req := e.agent.Request(t)
 			if req.TaskID != "" || len(req.History) != 0 || req.User != alice || req.Message.ID != "m-1" ||
 				req.ContextID != AgentContextID(e.key, alice, ev.Message.ContextID) {
 				t.Fatalf("the agent was asked %+v", req)
@@ -85,11 +85,11 @@ func testMessageReply(t *testing.T, e *env) {
 // message is answered with that Message, blocking, not, or streamed, and
 // stores nothing; a turn it does not mark makes a task as ReplyTask does.
 func testDirectAnswer(t *testing.T, e *env) {
-	e.agent.play(func(req *upstream.RunRequest) []step {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
 		if partsText(req.Message.Parts) == "chat" {
-			return []step{messageMark, text("hello "), text("world")}
+			return []Step{messageMark, Text("hello "), Text("world")}
 		}
-		return []step{text("a task")}
+		return []Step{Text("a task")}
 	})
 	chat := userMessage("m-1", "chat")
 	chat.ContextID = "ctx-1"

@@ -18,7 +18,7 @@ const failedText = "The agent could not complete the task."
 // in the history with the task's ids; the agent was asked as the owner,
 // in the owner's own context id.
 func testSendBlocking(t *testing.T, e *env) {
-	e.agent.playAlways(text("Hel"), text("lo"), status(protocol.StateWorking, "thinking"), text("!"))
+	e.agent.PlayAlways(Text("Hel"), Text("lo"), Status(protocol.StateWorking, "thinking"), Text("!"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	if task.Status.State != protocol.StateCompleted {
 		t.Fatalf("state %s, want completed", task.Status.State)
@@ -36,7 +36,7 @@ func testSendBlocking(t *testing.T, e *env) {
 		m.Role != protocol.RoleUser || partsText(m.Parts) != "hi" {
 		t.Fatalf("history message %+v", m)
 	}
-	req := e.agent.request(t)
+	req := e.agent.Request(t)
 	if req.TaskID != task.ID || req.User != alice || req.Message.ID != "m-1" || len(req.History) != 0 ||
 		req.ContextID != AgentContextID(e.key, alice, task.ContextID) {
 		t.Fatalf("the agent was asked %+v", req)
@@ -55,15 +55,15 @@ func testSendNonBlocking(t *testing.T, e *env) {
 	if task.Status.State != protocol.StateSubmitted {
 		t.Fatalf("state %s, want submitted", task.Status.State)
 	}
-	run := e.agent.next(t)
-	if run.req.TaskID != task.ID || run.req.User != alice {
-		t.Fatalf("the agent was asked %+v", run.req)
+	run := e.agent.Next(t)
+	if run.Req.TaskID != task.ID || run.Req.User != alice {
+		t.Fatalf("the agent was asked %+v", run.Req)
 	}
 	if got := e.getTask(alice, task.ID); got.Status.State != protocol.StateWorking {
 		t.Fatalf("GetTask while running: %s, want working", got.Status.State)
 	}
-	run.send(t, text("done"))
-	run.end()
+	run.Send(t, Text("done"))
+	run.End()
 	done := e.waitState(alice, task.ID, protocol.StateCompleted)
 	if len(done.Artifacts) != 1 || partsText(done.Artifacts[0].Parts) != "done" {
 		t.Fatalf("artifacts %+v", done.Artifacts)
@@ -111,12 +111,12 @@ func answered(t *testing.T, ch <-chan sendAnswer) *protocol.Task {
 // refused, and the task completes.
 func testSendMultiTurn(t *testing.T, e *env) {
 	first := e.sendAsync(alice, sendParams(userMessage("m-1", "Weather?"), true))
-	run := e.agent.next(t)
-	if len(run.req.History) != 0 {
-		t.Fatalf("the first turn has history %+v", run.req.History)
+	run := e.agent.Next(t)
+	if len(run.Req.History) != 0 {
+		t.Fatalf("the first turn has history %+v", run.Req.History)
 	}
-	agentCtx := run.req.ContextID
-	run.send(t, status(protocol.StateInputRequired, "Which city?"))
+	agentCtx := run.Req.ContextID
+	run.Send(t, Status(protocol.StateInputRequired, "Which city?"))
 	task := answered(t, first)
 	if task.Status.State != protocol.StateInputRequired {
 		t.Fatalf("state %s, want input-required", task.Status.State)
@@ -131,18 +131,18 @@ func testSendMultiTurn(t *testing.T, e *env) {
 	m := continueMessage("m-2", "Paris", task.ID)
 	m.ContextID = task.ContextID
 	second := e.sendAsync(alice, sendParams(m, true))
-	run = e.agent.next(t)
-	if run.req.TaskID != task.ID || run.req.ContextID != agentCtx || run.req.Message.ID != "m-2" {
-		t.Fatalf("the second turn was asked %+v", run.req)
+	run = e.agent.Next(t)
+	if run.Req.TaskID != task.ID || run.Req.ContextID != agentCtx || run.Req.Message.ID != "m-2" {
+		t.Fatalf("the second turn was asked %+v", run.Req)
 	}
-	if h := run.req.History; len(h) != 2 || h[0].ID != "m-1" || h[1].Role != protocol.RoleAgent || partsText(h[1].Parts) != "Which city?" {
-		t.Fatalf("the second turn's history %+v", run.req.History)
+	if h := run.Req.History; len(h) != 2 || h[0].ID != "m-1" || h[1].Role != protocol.RoleAgent || partsText(h[1].Parts) != "Which city?" {
+		t.Fatalf("the second turn's history %+v", run.Req.History)
 	}
 	_, perr := e.c.Send(e.ctx(), alice, sendParams(continueMessage("m-x", "again", task.ID), true))
 	wantError(t, "a message to a running task", perr, protocol.CodeUnsupportedOperation)
 
-	run.send(t, text("Sunny in Paris"))
-	run.end()
+	run.Send(t, Text("Sunny in Paris"))
+	run.End()
 	done := answered(t, second)
 	if done.Status.State != protocol.StateCompleted || done.ID != task.ID || done.ContextID != task.ContextID {
 		t.Fatalf("the second turn answered %s %s %s", done.Status.State, done.ID, done.ContextID)
@@ -157,18 +157,18 @@ func testSendMultiTurn(t *testing.T, e *env) {
 
 // askOrAnswer asks for input when the message says "ask" and answers "ok"
 // otherwise.
-func askOrAnswer(req *upstream.RunRequest) []step {
+func askOrAnswer(req *upstream.RunRequest) []Step {
 	if partsText(req.Message.Parts) == "ask" {
-		return []step{status(protocol.StateInputRequired, "?")}
+		return []Step{Status(protocol.StateInputRequired, "?")}
 	}
-	return []step{text("ok")}
+	return []Step{Text("ok")}
 }
 
 // A send the service refuses changes nothing: to a settled task -32004,
 // to an unknown one or another owner's -32001, a contextId that is not
 // the task's or a message without parts -32602.
 func testSendRefusals(t *testing.T, e *env) {
-	e.agent.play(askOrAnswer)
+	e.agent.Play(askOrAnswer)
 	done := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	waiting := e.sendTask(alice, sendParams(userMessage("m-2", "ask"), true))
 	if done.Status.State != protocol.StateCompleted || waiting.Status.State != protocol.StateInputRequired {
@@ -205,18 +205,18 @@ func testSendRefusals(t *testing.T, e *env) {
 // words stay in the log); one that fails or rejects the task itself says
 // why in its own words.
 func testSendAgentFails(t *testing.T, e *env) {
-	e.agent.play(func(req *upstream.RunRequest) []step {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
 		switch partsText(req.Message.Parts) {
 		case "refuse":
-			return []step{refuse(errors.New("dial tcp 10.0.0.7:80: connection refused"))}
+			return []Step{refuse(errors.New("dial tcp 10.0.0.7:80: connection refused"))}
 		case "break":
-			return []step{text("partial"), fail(errors.New("unexpected EOF from 10.0.0.7"))}
+			return []Step{Text("partial"), fail(errors.New("unexpected EOF from 10.0.0.7"))}
 		case "fail":
-			return []step{{ev: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: "secret stack trace"}}}
+			return []Step{{Event: upstream.Event{Kind: upstream.EventStatus, State: protocol.StateFailed, Detail: "secret stack trace"}}}
 		case "quota":
-			return []step{status(protocol.StateFailed, "Quota exceeded")}
+			return []Step{Status(protocol.StateFailed, "Quota exceeded")}
 		}
-		return []step{status(protocol.StateRejected, "No.")}
+		return []Step{Status(protocol.StateRejected, "No.")}
 	})
 	for _, tc := range []struct {
 		say   string
@@ -244,7 +244,7 @@ func testSendAgentFails(t *testing.T, e *env) {
 // historyLength cuts the history a task is answered with to its newest
 // messages, 0 to none, on GetTask and on a send alike.
 func testHistoryLength(t *testing.T, e *env) {
-	e.agent.playAlways(status(protocol.StateInputRequired, "more?"))
+	e.agent.PlayAlways(Status(protocol.StateInputRequired, "more?"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "a"), true))
 	e.sendTask(alice, sendParams(continueMessage("m-2", "b", task.ID), true))
 	n := func(v int) *int { return &v }
@@ -281,14 +281,14 @@ func testHistoryLength(t *testing.T, e *env) {
 // main artifact; an artifact of its own is a second artifact, under the
 // agent's name and an id of the service's.
 func testSendArtifacts(t *testing.T, e *env) {
-	plain := step{ev: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "C"}}}}
-	own := step{ev: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{ID: "agent-chosen", Name: "report",
+	plain := Step{Event: upstream.Event{Kind: upstream.EventParts, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "C"}}}}
+	own := Step{Event: upstream.Event{Kind: upstream.EventArtifact, Artifact: &protocol.Artifact{ID: "agent-chosen", Name: "report",
 		Parts: []protocol.Part{{Kind: protocol.PartText, Text: "r"}}}}}
-	e.agent.play(func(req *upstream.RunRequest) []step {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
 		if partsText(req.Message.Parts) == "merge" {
-			return []step{text("a"), text("b"), data(`{"n":1}`), text("x"), text("y"), plain, text("D")}
+			return []Step{Text("a"), Text("b"), data(`{"n":1}`), Text("x"), Text("y"), plain, Text("D")}
 		}
-		return []step{text("a"), data(`{"k":1}`), text("b"), own}
+		return []Step{Text("a"), data(`{"k":1}`), Text("b"), own}
 	})
 	merged := e.sendTask(alice, sendParams(userMessage("m-1", "merge"), true))
 	if len(merged.Artifacts) != 1 || len(merged.Artifacts[0].Parts) != 4 || partsText(merged.Artifacts[0].Parts) != `ab|{"n":1}|xy|CD` {
@@ -311,14 +311,14 @@ func testSendArtifacts(t *testing.T, e *env) {
 // task as it is then, working; its run goes on and completes it.
 func testSendUnload(t *testing.T, e *env) {
 	first := e.sendAsync(alice, sendParams(userMessage("m-1", "hi"), true))
-	run := e.agent.next(t)
+	run := e.agent.Next(t)
 	e.unload()
 	task := answered(t, first)
 	if task.Status.State != protocol.StateWorking {
 		t.Fatalf("the send answered %s, want working", task.Status.State)
 	}
-	run.send(t, text("still"))
-	run.end()
+	run.Send(t, Text("still"))
+	run.End()
 	if done := e.waitState(alice, task.ID, protocol.StateCompleted); partsText(done.Artifacts[0].Parts) != "still" {
 		t.Fatalf("artifacts %+v", done.Artifacts)
 	}

@@ -19,13 +19,13 @@ func testStreamOrder(t *testing.T, e *env) {
 		t.Fatalf("the stream opened with %s", shape(first))
 	}
 	id, ctxID := first.Task.ID, first.Task.ContextID
-	run := e.agent.next(t)
+	run := e.agent.Next(t)
 	if ev := next(t, evs); shape(ev) != "status(working)" || ev.Status.TaskID != id || ev.Status.ContextID != ctxID {
 		t.Fatalf("second event %s (%+v)", shape(ev), ev.Status)
 	}
 	var artifactID string
 	for i, chunk := range []string{"Hel", "lo"} {
-		run.send(t, text(chunk))
+		run.Send(t, Text(chunk))
 		ev := next(t, evs)
 		if want := fmt.Sprintf("artifact(%q,append=%v,last=false)", chunk, i > 0); shape(ev) != want || ev.Artifact.TaskID != id {
 			t.Fatalf("chunk %d: %s (task %s), want %s", i, shape(ev), ev.Artifact.TaskID, want)
@@ -36,7 +36,7 @@ func testStreamOrder(t *testing.T, e *env) {
 			t.Fatalf("chunk %d is of artifact %s, the first of %s", i, ev.Artifact.Artifact.ID, artifactID)
 		}
 	}
-	run.end()
+	run.End()
 	got, sh := restClean(t, evs)
 	if sh != `artifact("",append=true,last=true) status(completed)` {
 		t.Fatalf("the stream's end: %s", sh)
@@ -53,11 +53,11 @@ func testStreamOrder(t *testing.T, e *env) {
 // question its last event. The stream of the send that continues the
 // task opens with the task as continued, then carries that turn.
 func testStreamEndsWithTurn(t *testing.T, e *env) {
-	e.agent.play(func(req *upstream.RunRequest) []step {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
 		if len(req.History) == 0 {
-			return []step{text("a"), status(protocol.StateInputRequired, "more?")}
+			return []Step{Text("a"), Status(protocol.StateInputRequired, "more?")}
 		}
-		return []step{text("b")}
+		return []Step{Text("b")}
 	})
 	got, sh := restClean(t, e.stream(alice, sendParams(userMessage("m-1", "hi"), true)))
 	if want := `task(submitted) status(working) artifact("a",append=false,last=false) artifact("",append=true,last=true) status(input-required)`; sh != want {
@@ -81,11 +81,11 @@ func testStreamEndsWithTurn(t *testing.T, e *env) {
 func testStreamAuthRequired(t *testing.T, e *env) {
 	evs := e.stream(alice, sendParams(userMessage("m-1", "hi"), true))
 	first := next(t, evs)
-	run := e.agent.next(t)
+	run := e.agent.Next(t)
 	if ev := next(t, evs); shape(ev) != "status(working)" {
 		t.Fatalf("second event %s", shape(ev))
 	}
-	run.send(t, status(protocol.StateAuthRequired, "Sign in at https://e.x"))
+	run.Send(t, Status(protocol.StateAuthRequired, "Sign in at https://e.x"))
 	if ev := next(t, evs); shape(ev) != "status(auth-required)" || partsText(ev.Status.Status.Message.Parts) != "Sign in at https://e.x" {
 		t.Fatalf("third event %s", shape(ev))
 	}
@@ -93,7 +93,7 @@ func testStreamAuthRequired(t *testing.T, e *env) {
 	if cont.Status.State != protocol.StateWorking {
 		t.Fatalf("the continuation answered %s, want working", cont.Status.State)
 	}
-	e.agent.next(t).end()
+	e.agent.Next(t).End()
 	if _, sh := restClean(t, evs); sh != "status(working) status(completed)" {
 		t.Fatalf("the stream after the continuation: %s", sh)
 	}
@@ -104,8 +104,8 @@ func testStreamAuthRequired(t *testing.T, e *env) {
 // at its terminal state.
 func testSubscribeRunning(t *testing.T, e *env) {
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), false))
-	run := e.agent.next(t)
-	run.send(t, text("one"))
+	run := e.agent.Next(t)
+	run.Send(t, Text("one"))
 	e.waitTask(alice, task.ID, "holding the first chunk", func(task *protocol.Task) bool {
 		return len(task.Artifacts) == 1 && partsText(task.Artifacts[0].Parts) == "one"
 	})
@@ -115,8 +115,8 @@ func testSubscribeRunning(t *testing.T, e *env) {
 		len(first.Task.Artifacts) != 1 || partsText(first.Task.Artifacts[0].Parts) != "one" {
 		t.Fatalf("the subscription opened with %s", shape(first))
 	}
-	run.send(t, text("two"))
-	run.end()
+	run.Send(t, Text("two"))
+	run.End()
 	if _, sh := restClean(t, sub); sh != `artifact("two",append=true,last=false) artifact("",append=true,last=true) status(completed)` {
 		t.Fatalf("the subscription: %s", sh)
 	}
@@ -128,11 +128,11 @@ func testSubscribeRunning(t *testing.T, e *env) {
 // at input-required.
 func testSubscribeInterrupted(t *testing.T, e *env) {
 	// Each turn of the task asks again, but the fourth, which answers.
-	e.agent.play(func(req *upstream.RunRequest) []step {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
 		if len(req.History) < 6 {
-			return []step{status(protocol.StateInputRequired, "and then?")}
+			return []Step{Status(protocol.StateInputRequired, "and then?")}
 		}
-		return []step{text("done")}
+		return []Step{Text("done")}
 	})
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "a"), true))
 	if _, sh := restClean(t, e.stream(alice, sendParams(continueMessage("m-2", "b", task.ID), true))); sh != "task(working) status(input-required)" {
@@ -160,7 +160,7 @@ func testSubscribeInterrupted(t *testing.T, e *env) {
 // (nothing more will happen to it), an unknown one -32001, a
 // Last-Event-ID that is no event id of the task -32602.
 func testSubscribeRefusals(t *testing.T, e *env) {
-	e.agent.play(askOrAnswer)
+	e.agent.Play(askOrAnswer)
 	done := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	waiting := e.sendTask(alice, sendParams(userMessage("m-2", "ask"), true))
 	for _, tc := range []struct {
@@ -183,12 +183,12 @@ func testSubscribeRefusals(t *testing.T, e *env) {
 // from there.
 func testSubscribePastEnd(t *testing.T, e *env) {
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), false))
-	run := e.agent.next(t)
+	run := e.agent.Next(t)
 	sub := e.subscribe(alice, task.ID, "999")
 	if first := next(t, sub); shape(first) != "task(working)" {
 		t.Fatalf("the subscription opened with %s", shape(first))
 	}
-	run.end()
+	run.End()
 	if _, sh := restClean(t, sub); sh != "status(completed)" {
 		t.Fatalf("the subscription: %s", sh)
 	}
@@ -196,7 +196,7 @@ func testSubscribePastEnd(t *testing.T, e *env) {
 
 // Without streaming, both streaming calls are -32004; the others work.
 func testStreamingOff(t *testing.T, e *env) {
-	e.agent.playAlways(status(protocol.StateInputRequired, "?"))
+	e.agent.PlayAlways(Status(protocol.StateInputRequired, "?"))
 	task := e.sendTask(alice, sendParams(userMessage("m-1", "hi"), true))
 	_, perr := e.c.Stream(e.ctx(), alice, sendParams(userMessage("m-2", "hi"), true))
 	wantError(t, "Stream", perr, protocol.CodeUnsupportedOperation)
