@@ -14,7 +14,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/handler/handlertest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
-	ssereader "github.com/caddy-a2a/caddy-a2a/upstream/frames"
 )
 
 // TestBehaviour runs the service's behaviour suite over JSON-RPC, in
@@ -224,51 +223,15 @@ func (c *rpcClient) stream(ctx context.Context, owner string, m protocol.Method,
 	default:
 		return nil, c.broken("%s answered Content-Type %q", m, ct)
 	}
-	s := &rpcEvents{c: c, m: m, id: id, r: ssereader.NewReader(resp.Body, true, 1<<20)}
-	first, err := s.Next()
-	if perr, ok := err.(*protocol.Error); ok {
-		return nil, perr
-	}
-	s.first, s.firstErr, s.peeked = first, err, true
-	return s, nil
-}
-
-// rpcEvents reads a JSON-RPC stream: each SSE frame one response to the
-// call, its result one event. In 0.3 a stream that ends after a status
-// ends with final:true on it.
-type rpcEvents struct {
-	c  *rpcClient
-	m  protocol.Method
-	id int64
-	r  *ssereader.Reader
-	// last is the last event read.
-	last protocol.Event
-	// first is the first frame's answer, read when the stream opened.
-	first    protocol.Event
-	firstErr error
-	peeked   bool
-}
-
-func (s *rpcEvents) Next() (protocol.Event, error) {
-	if s.peeked {
-		s.peeked = false
-		return s.first, s.firstErr
-	}
-	frame, err := s.r.Next()
-	if err == io.EOF && s.c.v == protocol.V03 && s.last.Status != nil && !s.last.Status.Final {
-		return protocol.Event{}, s.c.broken("%s ended after a status without final:true", s.m)
-	}
-	if err != nil {
-		return protocol.Event{}, err
-	}
-	result, perr := s.c.response(s.c.v, s.m, s.id, frame)
-	if perr != nil {
-		return protocol.Event{}, perr
-	}
-	ev, err := s.c.codecs[s.c.v].DecodeStreamResult(result)
-	if err != nil {
-		return protocol.Event{}, s.c.broken("%s frame %s: %v", s.m, result, err)
-	}
-	s.last = *ev
-	return *ev, nil
+	return handlertest.OpenSSE(resp.Body, c.v == protocol.V03, func(frame []byte) (protocol.Event, error) {
+		result, perr := c.response(c.v, m, id, frame)
+		if perr != nil {
+			return protocol.Event{}, perr
+		}
+		ev, err := c.codecs[c.v].DecodeStreamResult(result)
+		if err != nil {
+			return protocol.Event{}, c.broken("%s frame %s: %v", m, result, err)
+		}
+		return *ev, nil
+	}, c.broken)
 }

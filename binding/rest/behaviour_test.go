@@ -16,7 +16,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/handler/handlertest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
-	ssereader "github.com/caddy-a2a/caddy-a2a/upstream/frames"
 )
 
 // TestBehaviour runs the service's behaviour suite over HTTP+JSON: 1.0's
@@ -273,58 +272,14 @@ func (c *restClient) stream(ctx context.Context, owner, method, path string, bod
 	if resp.StatusCode != http.StatusOK {
 		return nil, c.broken("%s %s answered a stream on %d", method, path, resp.StatusCode)
 	}
-	s := &restEvents{c: c, r: ssereader.NewReader(resp.Body, true, 1<<20)}
-	first, err := s.Next()
-	if perr, ok := err.(*protocol.Error); ok {
-		return nil, perr
-	}
-	s.first, s.firstErr, s.peeked = first, err, true
-	return s, nil
-}
-
-// restEvents reads an HTTP+JSON stream: each SSE frame one
-// StreamResponse, or {"error":<google.rpc.Status>} ending it. On 0.3's
-// routes a stream that ends after a status ends with final:true on it.
-type restEvents struct {
-	c *restClient
-	r *ssereader.Reader
-	// last is the last event read.
-	last protocol.Event
-	// first is the first frame's answer, read when the stream opened.
-	first    protocol.Event
-	firstErr error
-	peeked   bool
-}
-
-func (s *restEvents) Next() (protocol.Event, error) {
-	if s.peeked {
-		s.peeked = false
-		return s.first, s.firstErr
-	}
-	frame, err := s.r.Next()
-	if err == io.EOF && s.c.v03 && s.last.Status != nil && !s.last.Status.Final {
-		return protocol.Event{}, s.c.broken("the stream ended after a status without final:true")
-	}
-	if err != nil {
-		return protocol.Event{}, err
-	}
-	if bytes.HasPrefix(frame, []byte(`{"error":`)) {
-		return protocol.Event{}, s.c.status(0, frame, s.c.v03)
-	}
-	ev, err := s.c.codec.DecodeStreamResult(frame)
-	if err != nil {
-		return protocol.Event{}, s.c.broken("stream frame %s: %v", frame, err)
-	}
-	if s.c.v03 && ev.Status != nil {
-		// The 0.3 proto codec's client side reads "final" only in the
-		// tagged (JSON-RPC) dialect, though the binding writes it: read
-		// it here, so that what the binding sends is what is checked.
-		var f struct{ StatusUpdate struct{ Final bool } }
-		if err := json.Unmarshal(frame, &f); err != nil {
-			return protocol.Event{}, s.c.broken("stream frame %s: %v", frame, err)
+	return handlertest.OpenSSE(resp.Body, c.v03, func(frame []byte) (protocol.Event, error) {
+		if bytes.HasPrefix(frame, []byte(`{"error":`)) {
+			return protocol.Event{}, c.status(0, frame, c.v03)
 		}
-		ev.Status.Final = f.StatusUpdate.Final
-	}
-	s.last = *ev
-	return *ev, nil
+		ev, err := c.codec.DecodeStreamResult(frame)
+		if err != nil {
+			return protocol.Event{}, c.broken("stream frame %s: %v", frame, err)
+		}
+		return *ev, nil
+	}, c.broken)
 }
