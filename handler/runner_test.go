@@ -79,6 +79,21 @@ func workers() int {
 	return strings.Count(string(buf), "handler.(*Runner).work(")
 }
 
+// parkedWorkers counts the workers waiting in their select for the next
+// run: only those can take one. A run counts as ended (Running) a moment
+// before its worker gets back there.
+func parkedWorkers() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "handler.(*Runner).work(") && strings.Contains(g, " [select") {
+			n++
+		}
+	}
+	return n
+}
+
 // Runs one after another share one worker, and Close ends it.
 func TestRunnerReusesWorkers(t *testing.T) {
 	// Every earlier test closed its runner, but Close returns once its
@@ -92,7 +107,7 @@ func TestRunnerReusesWorkers(t *testing.T) {
 		if perr != nil || ev.Task == nil || ev.Task.Status.State != protocol.StateCompleted {
 			t.Fatalf("send %d: %+v, %v", i, ev.Task, perr)
 		}
-		waitFor(t, "run to end", func() bool { return runner.Running() == 0 })
+		waitFor(t, "run to end", func() bool { return runner.Running() == 0 && parkedWorkers() == workers()-before })
 	}
 	if n := workers() - before; n != 1 {
 		t.Fatalf("%d workers for 5 runs in a row, want 1", n)
