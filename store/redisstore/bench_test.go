@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 	"github.com/caddy-a2a/caddy-a2a/store/storetest"
 )
 
@@ -44,8 +45,8 @@ func BenchmarkClient(b *testing.B) {
 	ctx := context.Background()
 	task := &protocol.Task{ID: "t", ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Unix(1, 0).UTC()},
 		History: []protocol.Message{{ID: "m", Role: protocol.RoleUser, Parts: []protocol.Part{{Kind: protocol.PartText, Text: "hello there"}}}}}
-	snap := encodeTask(nil, task)
-	ev := encodeEvent(nil, "t", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t", Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "chunk"}}}, Append: true}})
+	snap := pack.EncodeTask(nil, task)
+	ev := pack.EncodeEvent(nil, "t", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t", Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: "chunk"}}}, Append: true}})
 	args := func(mode string, v uint64) []string {
 		return []string{mode, fmt.Sprint(v), "alice", string(snap), "2", tsHex(task.Status.Timestamp), "c", "0", "100000000", "0", "bench:", "t", "10000", string(ev)}
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // Event ids are the events' numbers in the task's log, from 1, in
@@ -67,7 +68,7 @@ func (s *Store) read(ctx context.Context, id, start string, count int) ([]store.
 		if err != nil {
 			return nil, errCorrupt
 		}
-		ev, err := decodeEvent([]byte(raw), id)
+		ev, err := pack.DecodeEvent([]byte(raw), id)
 		if err != nil {
 			return nil, err
 		}

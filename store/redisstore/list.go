@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // defaultPageSize applies when ListQuery.PageSize < 1 (the A2A default).
@@ -115,7 +116,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
-		t, err := decodeTask([]byte(snap), ids[i], q.View)
+		t, err := pack.DecodeTask([]byte(snap), ids[i], q.View)
 		if err != nil {
 			return nil, err
 		}

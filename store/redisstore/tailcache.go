@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // A write publishes its events with its message (luaWrite), so that a
@@ -101,7 +102,7 @@ func (b *subscriber) heard(id, payload string) {
 		c.base = m.prev
 	}
 	for i, raw := range m.raw {
-		ev, err := decodeEvent(raw, id)
+		ev, err := pack.DecodeEvent(raw, id)
 		if err != nil || b.recentBytes+len(raw) > tailCacheBudget {
 			b.resetCache(c, m.last)
 			return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 func TestParseEventMessage(t *testing.T) {
@@ -297,7 +298,7 @@ func TestNextAfterTheSubscriptionIsCut(t *testing.T) {
 func TestHeardKeepsWhatWasHandedOut(t *testing.T) {
 	b := &subscriber{recent: map[string]*tailCache{}}
 	msg := func(k int) string {
-		raw := encodeEvent(nil, "t1", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t1",
+		raw := pack.EncodeEvent(nil, "t1", &protocol.Event{Artifact: &protocol.ArtifactUpdate{TaskID: "t1",
 			Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: fmt.Sprint("chunk ", k)}}}, Append: true}})
 		return fmt.Sprintf("%d\n%d\n%d\n%d\n%s", k-1, k, k, len(raw), raw)
 	}

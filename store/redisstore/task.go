@@ -11,12 +11,15 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 var (
 	errNoID    = errors.New("redisstore: task has no id")
 	errBadID   = errors.New("redisstore: task id holds a NUL byte")
 	errMatchID = errors.New("redisstore: Update task id does not match")
+	// errCorrupt: a record did not decode (a bug or a damaged key).
+	errCorrupt = pack.ErrCorrupt
 )
 
 // checkID refuses ids the owner index cannot hold: NUL ends the id in an
@@ -54,11 +57,11 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
 	bp := encodeBufs.Get().(*[]byte)
-	buf := encodeTask((*bp)[:0], t)
+	buf := pack.EncodeTask((*bp)[:0], t)
 	ends := make([]int, 1, 1+len(events))
 	ends[0] = len(buf)
 	for i := range events {
-		buf = encodeEvent(buf, t.ID, &events[i])
+		buf = pack.EncodeEvent(buf, t.ID, &events[i])
 		ends = append(ends, len(buf))
 	}
 	*bp = buf
@@ -213,7 +216,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 		return nil, errCorrupt
 	}
 	snap, _ := r[2].ToString()
-	t, err := decodeTask([]byte(snap), id, store.View{})
+	t, err := pack.DecodeTask([]byte(snap), id, store.View{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package redisstore
+package pack
 
 import (
 	"encoding/json"
@@ -31,24 +31,24 @@ func TestCodecRoundTrip(t *testing.T) {
 		{"full", full},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := decodeTask(encodeTask(nil, tc.task), "t1", store.View{})
+			got, err := DecodeTask(EncodeTask(nil, tc.task), "t1", store.View{})
 			if err != nil || !reflect.DeepEqual(got, tc.task) {
 				t.Fatalf("round trip: %v\n got %#v\nwant %#v", err, got, tc.task)
 			}
 			ev := protocol.Event{Task: tc.task, Status: &protocol.StatusUpdate{TaskID: "t1", ContextID: "c9", Final: true}}
-			gotEv, err := decodeEvent(encodeEvent(nil, "t1", &ev), "t1")
+			gotEv, err := DecodeEvent(EncodeEvent(nil, "t1", &ev), "t1")
 			if err != nil || !reflect.DeepEqual(gotEv, ev) {
 				t.Fatalf("event round trip: %v\n got %#v\nwant %#v", err, gotEv, ev)
 			}
 		})
 	}
-	view, err := decodeTask(encodeTask(nil, full), "t1", store.View{OmitArtifacts: true, History: -1})
+	view, err := DecodeTask(EncodeTask(nil, full), "t1", store.View{OmitArtifacts: true, History: -1})
 	if err != nil || view.Artifacts != nil || view.History != nil || view.Status.Message == nil {
 		t.Errorf("view: %+v %v", view, err)
 	}
-	for _, bad := range [][]byte{nil, {}, {codecVersion + 1}, encodeTask(nil, full)[:10]} {
-		if _, err := decodeTask(bad, "t1", store.View{}); !errors.Is(err, errCorrupt) {
-			t.Errorf("decode %q: %v, want errCorrupt", bad, err)
+	for _, bad := range [][]byte{nil, {}, {RecordVersion + 1}, EncodeTask(nil, full)[:10]} {
+		if _, err := DecodeTask(bad, "t1", store.View{}); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decode %q: %v, want ErrCorrupt", bad, err)
 		}
 	}
 }
