@@ -18,8 +18,9 @@ func cmdStoreRelay(args []string) error {
 	fs := newFlags("storerelay")
 	direct := fs.String("direct", "", "upstream NDJSON URL (its chunk count and pace must match the modules' upstream)")
 	memory := fs.String("memory", "", "module JSON-RPC URL with the memory store, whose upstream is that stream")
-	redis := fs.String("redis", "", "module JSON-RPC URL with store redis, whose upstream is that stream")
-	how := fs.String("how", "", "how that store reaches Redis, for the table (e.g. \"unix socket\"; default: not said)")
+	redis := fs.String("redis", "", "module JSON-RPC URL with the store measured (store redis unless -store says), whose upstream is that stream")
+	storeName := fs.String("store", "store redis", "the store measured, for the table (e.g. \"store postgres\")")
+	how := fs.String("how", "", "how that store reaches its server, for the table (e.g. \"unix socket\"; default: not said)")
 	redisAddr := fs.String("redis-addr", "", "optional host:port of that Redis: the table says how many keys and bytes it held when the run began")
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent streams per path")
@@ -32,7 +33,7 @@ func cmdStoreRelay(args []string) error {
 	}
 	d := &relayPath{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }}
 	m := &relayPath{name: "through caddy-a2a, store memory", read: func(seq int, f chunkFunc) (int, error) { return readA2A(*memory, seq, f) }}
-	store := "store redis"
+	store := *storeName
 	if *how != "" {
 		store += " (" + *how + ")"
 	}
@@ -64,7 +65,8 @@ func cmdReplicas(args []string) error {
 	fs := newFlags("replicas")
 	direct := fs.String("direct", "", "upstream NDJSON URL (its chunk count and pace must match the replicas' upstream)")
 	a := fs.String("a", "", "JSON-RPC URL of replica A (runs the tasks)")
-	b := fs.String("b", "", "JSON-RPC URL of replica B (same Redis and key_prefix; subscribes)")
+	b := fs.String("b", "", "JSON-RPC URL of replica B (same Redis and key_prefix, or the same database and schema; subscribes)")
+	via := fs.String("via", "Redis", "what the replicas share, for the table (Redis, PostgreSQL)")
 	redisAddr := fs.String("redis-addr", "", "optional host:port of their Redis: the table says how many keys and bytes it held when the run began")
 	chunks := fs.Int("chunks", 500, "chunks per stream (as the upstream URL says)")
 	streams := fs.Int("streams", 4, "concurrent tasks (and direct reads)")
@@ -77,7 +79,7 @@ func cmdReplicas(args []string) error {
 	}
 	d := &relayPath{name: "upstream read directly", read: func(_ int, f chunkFunc) (int, error) { return readDirect(*direct, f) }}
 	onA := &relayPath{name: "replica A, the stream that runs the task"}
-	onB := &relayPath{name: "replica B, SubscribeToTask (through Redis)"}
+	onB := &relayPath{name: "replica B, SubscribeToTask (through " + *via + ")"}
 	var (
 		mu     sync.Mutex // guards onA and missed
 		missed int        // chunks B's subscription began after (in its task snapshot)
@@ -106,11 +108,11 @@ func cmdReplicas(args []string) error {
 	runRelayPaths(paths, *streams, *chunks, *dur)
 	slices.Sort(onA.lat)
 	all := []*relayPath{d, onA, onB}
-	fmt.Printf("\n### Two replicas, one Redis: upstream write → client read on the replica that runs the task (A) and on the other (B, SubscribeToTask), %d tasks at a time of %d chunks (paced by the upstream) for %s%s\n\n",
-		*streams, *chunks, *dur, held)
+	fmt.Printf("\n### Two replicas, one %s: upstream write → client read on the replica that runs the task (A) and on the other (B, SubscribeToTask), %d tasks at a time of %d chunks (paced by the upstream) for %s%s\n\n",
+		*via, *streams, *chunks, *dur, held)
 	printRelayTable(all, []addedRow{
 		{"**added on A (runs the task)**", onA, d},
-		{"**added on B (through Redis)**", onB, d},
+		{"**added on B (through " + *via + ")**", onB, d},
 		{"**B − A**", onB, onA},
 	})
 	fmt.Printf("B's subscriptions began after %d of the tasks' chunks in all (%.1f per task; those came in B's first frame, the task, and are not counted).\n\n",
