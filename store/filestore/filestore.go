@@ -260,3 +260,10 @@ func (s *Store) Sweep() error {
 
 // sweepBatch is how many tasks one sweep transaction deletes at most.
 const sweepBatch = 256
+
+// Bytes reports what the scope's tasks are charged against MaxBytes.
+func (s *Store) Bytes() (int64, error) {
+	var n int64
+	err := s.view(func(x *txn) error { n = x.bytes(); return nil })
+	return n, err
+}
