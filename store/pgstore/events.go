@@ -1,0 +1,135 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// Event ids are the events' numbers in the task's log, from 1, in
+// decimal, as the memory and Redis stores number them: ordered, and the
+// same for every replica reading the log.
+
+// afterNum turns an event id into the number of the last event not
+// wanted: 0 for "" (from the first).
+func afterNum(after string) (int64, error) {
+	if after == "" {
+		return 0, nil
+	}
+	// Plain decimal digits without leading zeros: the one spelling the
+	// store gives out.
+	if after[0] < '1' || after[0] > '9' {
+		if after != "0" {
+			return 0, store.ErrBadEventID
+		}
+	}
+	n, err := strconv.ParseInt(after, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != after {
+		return 0, store.ErrBadEventID
+	}
+	return n, nil
+}
+
+// read returns the events of task id after the event numbered after, at
+// most limit (0: all); store.ErrNotFound if the task is gone. One
+// statement, so the task's presence and its log are of one snapshot.
+func (s *Store) read(ctx context.Context, id string, after int64, limit int) ([]store.StoredEvent, error) {
+	c, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, err := s.pool.Query(c, s.sql(`SELECT e.seq, e.data FROM {s}.tasks t
+LEFT JOIN {s}.events e ON e.scope = t.scope AND e.task_id = t.id AND e.seq > $3
+WHERE t.scope = $1 AND t.id = $2 AND `+live+`
+ORDER BY e.seq LIMIT $4`), s.scope, id, after, lim)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	defer rows.Close()
+	found := false
+	var out []store.StoredEvent
+	for rows.Next() {
+		found = true
+		var (
+			seq  *int64
+			data []byte
+		)
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		if seq == nil {
+			continue // the task, with nothing after
+		}
+		ev, err := decodeEvent(data, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, store.StoredEvent{ID: strconv.FormatInt(*seq, 10), Event: ev})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	if !found {
+		return nil, store.ErrNotFound
+	}
+	return out, nil
+}
+
+// Events implements store.Store. A wait takes the task's wake channel
+// (listener) before it reads: an append committed after the read
+// closes it, so one read per wake is enough.
+func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]store.StoredEvent, error) {
+	n, err := afterNum(after)
+	if err != nil {
+		return nil, err
+	}
+	if !wait {
+		return s.read(ctx, id, n, 0)
+	}
+	for {
+		if s.closed.Load() {
+			return nil, store.ErrClosed
+		}
+		ch := s.lis.tail(id)
+		if evs, err := s.read(ctx, id, n, 0); err != nil || len(evs) > 0 {
+			return evs, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.closedCh:
+			return nil, store.ErrClosed
+		}
+	}
+}
+
+// EventsReady implements store.Notifier with the channel blocked Events
+// calls wait on: any number of streams share it. The sweep closes it
+// too, so that a stream whose task expired finds out; a wake with
+// nothing to read is possible and harmless.
+func (s *Store) EventsReady(id, after string) (<-chan struct{}, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	n, err := afterNum(after)
+	if err != nil {
+		return nil, err
+	}
+	ch := s.lis.tail(id)
+	evs, err := s.read(context.Background(), id, n, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) > 0 {
+		return closedChan, nil
+	}
+	return ch, nil
+}
