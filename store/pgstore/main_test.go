@@ -45,3 +45,20 @@ func task(id string, st protocol.TaskState) *protocol.Task {
 func chunk(text string) protocol.Event {
 	return protocol.Event{Artifact: &protocol.ArtifactUpdate{Artifact: protocol.Artifact{ID: "a", Parts: []protocol.Part{{Kind: protocol.PartText, Text: text}}}, Append: true}}
 }
+
+func closedWithin(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// text is the text of a chunk event ("" for another event).
+func text(e protocol.Event) string {
+	if e.Artifact == nil || len(e.Artifact.Artifact.Parts) == 0 {
+		return ""
+	}
+	return e.Artifact.Artifact.Parts[0].Text
+}
