@@ -48,7 +48,9 @@ var kvPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[
 
 // RedactDSN returns dsn with its password replaced by xxxxx.
 func RedactDSN(dsn string) string {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	// Any URL, not only postgres:// ones: a wrong scheme's error quotes
+	// it too.
+	if strings.Contains(dsn, "://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
 			return "(malformed URL)"
