@@ -7,6 +7,7 @@ var (
 	ExtensionKeysForTest    = extensionKeys
 	CORSKeysForTest         = corsKeys
 	StoreKeysForTest        = storeKeys
+	FileStoreKeysForTest    = fileStoreKeys
 	UpstreamKeysForTest     = upstreamKeys
 	ExtendedCardKeysForTest = extendedCardKeys
 	SignCardKeysForTest     = signCardKeys

@@ -64,6 +64,12 @@ type StoreEnv struct {
 	MaxTasksPerOwner int
 	// MaxEventsPerTask bounds one task's event log.
 	MaxEventsPerTask int
+	// Scope is the mount's sharing scope: "share <name>" when the
+	// module names a share, else the mount's upstream and RPC path. A
+	// store that keeps several scopes in one place (the file store's
+	// directory) keeps them apart by it; one the pool opens per scope
+	// (memory) or whose settings name its scope (redis) need not look.
+	Scope string
 }
 
 // backends is the one pool of backends (a store with its runner and push
@@ -86,12 +92,19 @@ func (p pooledBackend) Destruct() error { return p.Close(caddy.Exiting()) }
 // path): the module's type and StoreKey, the limits the store enforces,
 // and the share, else the scope.
 func backendKey(st StoreModule, env StoreEnv, scope string) string {
-	if share := shareName(st); share != "" {
-		// No scope starts with "share ".
-		scope = "share " + share
-	}
+	scope = storeScope(st, scope)
 	return string(st.CaddyModule().ID) + "|" + st.StoreKey() + "|" + strconv.Itoa(env.MaxTasksPerOwner) + "|" +
 		strconv.Itoa(env.MaxEventsPerTask) + "|" + scope
+}
+
+// storeScope is the sharing scope of a mount whose own scope is scope
+// and whose store module is st: its share, if it names one.
+func storeScope(st StoreModule, scope string) string {
+	if share := shareName(st); share != "" {
+		// No scope starts with "share ".
+		return "share " + share
+	}
+	return scope
 }
 
 // takeBackend takes the backend of st in env from the pool (opening its
@@ -99,6 +112,7 @@ func backendKey(st StoreModule, env StoreEnv, scope string) string {
 // Cleanup gives it back (backends.Delete(key)).
 func takeBackend(st StoreModule, env StoreEnv, scope string) (b *handler.Backend, key string, err error) {
 	key = backendKey(st, env, scope)
+	env.Scope = storeScope(st, scope)
 	v, _, err := backends.LoadOrNew(key, func() (caddy.Destructor, error) {
 		s, err := st.OpenStore(env)
 		if err != nil {

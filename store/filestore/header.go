@@ -83,14 +83,16 @@ func (h *header) ownerEntry() []byte {
 	return append(b, h.ctxID...)
 }
 
-func decodeOwnerEntry(b []byte) (st protocol.TaskState, updated int64, ctxID string, err error) {
+// decodeOwnerEntry reads an owner index value; ctxID aliases b (List
+// compares it and keeps nothing).
+func decodeOwnerEntry(b []byte) (st protocol.TaskState, updated int64, ctxID []byte, err error) {
 	d := decoder{b: b}
 	st = protocol.TaskState(d.uint())
 	updated = d.int()
 	if d.bad {
-		return 0, 0, "", pack.ErrCorrupt
+		return 0, 0, nil, pack.ErrCorrupt
 	}
-	return st, updated, string(d.b), nil
+	return st, updated, d.b, nil
 }
 
 func appendStr(b []byte, s string) []byte {

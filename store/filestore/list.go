@@ -71,7 +71,7 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 			if err != nil {
 				return err
 			}
-			if (q.ContextID != "" && ctxID != q.ContextID) ||
+			if (q.ContextID != "" && string(ctxID) != q.ContextID) ||
 				(q.Status != protocol.StateUnspecified && st != q.Status) ||
 				x.opts.expiredAt(lotOf(st), updated, x.now) {
 				continue
