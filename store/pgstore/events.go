@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // Event ids are the events' numbers in the task's log, from 1, in
@@ -67,7 +68,7 @@ ORDER BY e.seq LIMIT $4`), s.scope, id, after, lim)
 		if seq == nil {
 			continue // the task, with nothing after
 		}
-		ev, err := decodeEvent(data, id)
+		ev, err := pack.DecodeEvent(data, id)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // defaultPageSize applies when ListQuery.PageSize < 1 (the A2A default).
@@ -98,7 +99,7 @@ LEFT JOIN LATERAL (
 			page.NextPageToken = encodeCursor(lastTS, lastID)
 			break
 		}
-		t, err := decodeTask(snap, *id, q.View)
+		t, err := pack.DecodeTask(snap, *id, q.View)
 		if err != nil {
 			return nil, err
 		}

@@ -60,8 +60,11 @@ func TestOutageAndRecovery(t *testing.T) {
 		t.Fatal("a wait was not woken by the outage")
 	}
 	for name, op := range map[string]func() error{
-		"Get":    func() error { _, err := s.Get(ctx, "alice", "t1"); return err },
-		"Update": func() error { _, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b")); return err },
+		"Get": func() error { _, err := s.Get(ctx, "alice", "t1"); return err },
+		"Update": func() error {
+			_, _, err := s.Update(ctx, "t1", v, task("t1", protocol.StateWorking), chunk("b"))
+			return err
+		},
 		"List":   func() error { _, err := s.List(ctx, "alice", store.ListQuery{}); return err },
 		"Cancel": func() error { return s.SignalCancel(ctx, "t1") },
 	} {

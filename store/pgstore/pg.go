@@ -86,7 +86,7 @@ type Store struct {
 	// migrated is set once the schema was found current: until then
 	// every operation tries to migrate first (the server may have been
 	// down at New).
-	migrated atomic.Bool
+	migrated  atomic.Bool
 	migrateMu sync.Mutex
 
 	closed   atomic.Bool

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // Push configs and delivery claims are rows of their own, keyed by the
@@ -40,7 +41,7 @@ func (s *Store) PutPushConfig(ctx context.Context, owner, id string, cfg store.P
 	case "toomany":
 		return store.ErrTooManyPushConfigs
 	}
-	return errCorrupt
+	return pack.ErrCorrupt
 }
 
 // PushConfigs implements store.Store: the task's row and its configs in

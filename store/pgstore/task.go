@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 var (
@@ -52,7 +53,7 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 	maxOwn := max(s.opts.MaxTasksPerOwner, 0)
 	evs := make([][]byte, len(events))
 	for i := range events {
-		evs[i] = encodeEvent(t.ID, &events[i])
+		evs[i] = pack.EncodeEvent(nil, t.ID, &events[i])
 	}
 	var (
 		word    string
@@ -60,7 +61,7 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 		hasPush bool
 	)
 	err = s.pool.QueryRow(c, s.sql(`SELECT * FROM {s}.write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`),
-		s.scope, t.ID, create, int64(version), owner, encodeTask(t), int32(st), kind, tsNanos(t.Status.Timestamp),
+		s.scope, t.ID, create, int64(version), owner, pack.EncodeTask(nil, t), int32(st), kind, tsNanos(t.Status.Timestamp),
 		t.ContextID, s.ttlMillis(kind), int32(s.opts.MaxEventsPerTask), int32(maxOwn), s.opts.Lease.Milliseconds(),
 		s.channel, evs,
 	).Scan(&word, &v, &last, &hasPush)
@@ -145,7 +146,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 	if o != owner {
 		return nil, store.ErrNotFound
 	}
-	t, err := decodeTask(snap, id, store.View{})
+	t, err := pack.DecodeTask(snap, id, store.View{})
 	if err != nil {
 		return nil, err
 	}
