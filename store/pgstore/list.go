@@ -36,9 +36,15 @@ func decodeCursor(tok string) (int64, string, error) {
 	return int64(u ^ (1 << 63)), string(b[16:]), nil
 }
 
+// listMatch selects the owner's live tasks that pass the query's
+// filters; the owner index covers it (it includes state, context and
+// expiry), so the count reads no row.
+const listMatch = `scope = $1 AND owner = $2 AND ` + live + ` AND ts >= $3
+	AND ($4 = '' OR context_id = $4) AND ($5 = 0 OR state = $5)`
+
 // List implements store.Store: one statement counts the owner's matching
-// tasks and reads the page after the cursor, by the (scope, owner, ts,
-// id) index. The anonymous owner's tasks are not listed (the service
+// tasks and reads the page after the cursor, both by the (scope, owner,
+// ts, id) index. The anonymous owner's tasks are not listed (the service
 // never asks: an anonymous caller can prove no task is its own).
 func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*store.ListPage, error) {
 	curTS, curID, hasCur := int64(math.MaxInt64), "", false
@@ -65,13 +71,9 @@ func (s *Store) List(ctx context.Context, owner string, q store.ListQuery) (*sto
 		return nil, err
 	}
 	defer cancel()
-	rows, err := s.pool.Query(c, s.sql(`WITH m AS (
-	SELECT id, ts, snap FROM {s}.tasks t
-	WHERE scope = $1 AND owner = $2 AND `+live+` AND ts >= $3
-		AND ($4 = '' OR context_id = $4) AND ($5 = 0 OR state = $5))
-SELECT c.total, p.id, p.ts, p.snap FROM (SELECT count(*) AS total FROM m) c
-LEFT JOIN LATERAL (
-	SELECT id, ts, snap FROM m WHERE NOT $6 OR (ts, id) < ($7, $8)
+	rows, err := s.pool.Query(c, s.sql(`SELECT (SELECT count(*) FROM {s}.tasks t WHERE `+listMatch+`), p.id, p.ts, p.snap
+FROM (SELECT) one LEFT JOIN LATERAL (
+	SELECT id, ts, snap FROM {s}.tasks t WHERE `+listMatch+` AND (NOT $6 OR (ts, id) < ($7, $8))
 	ORDER BY ts DESC, id DESC LIMIT $9) p ON true`),
 		s.scope, owner, after, q.ContextID, int32(q.Status), hasCur, curTS, curID, size+1)
 	if err != nil {

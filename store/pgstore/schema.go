@@ -33,7 +33,7 @@ CREATE TABLE {s}.tasks (
 	lease      timestamptz,
 	PRIMARY KEY (scope, id)
 );
-CREATE INDEX tasks_owner ON {s}.tasks (scope, owner, ts DESC, id DESC);
+CREATE INDEX tasks_owner ON {s}.tasks (scope, owner, ts DESC, id DESC) INCLUDE (state, context_id, expires);
 CREATE INDEX tasks_expires ON {s}.tasks (scope, expires) WHERE expires IS NOT NULL;
 CREATE INDEX tasks_lease ON {s}.tasks (scope, lease) WHERE lease IS NOT NULL;
 CREATE TABLE {s}.events (
