@@ -100,16 +100,28 @@ type replica struct {
 func (r *replica) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.port) + "/a2a" }
 
 // startReplica runs Caddy with the site of mount (the a2a block's
-// lines) on port, its store the Redis at redisURL.
-func startReplica(t *testing.T, name string, port int, agentURL, redisURL, storeBlock string) *replica {
+// lines) on port, its store the one at storeURL (storeType).
+func startReplica(t *testing.T, name string, port int, agentURL, storeURL, storeBlock string) *replica {
 	t.Helper()
-	cfg := replicaConfig(port, agentURL, redisURL, storeBlock, "off")
+	cfg := replicaConfig(port, agentURL, storeURL, storeBlock, "off")
 	return runReplica(t, name, port, cfg)
+}
+
+// storeType is the store a replica's store URL names: postgres for a
+// postgres:// DSN, file for a directory, else redis.
+func storeType(storeURL string) string {
+	switch {
+	case strings.HasPrefix(storeURL, "postgres://"):
+		return "postgres"
+	case strings.HasPrefix(storeURL, "/"):
+		return "file"
+	}
+	return "redis"
 }
 
 // replicaConfig is a replica's Caddyfile; admin is its admin address or
 // "off".
-func replicaConfig(port int, agentURL, redisURL, storeBlock, admin string) string {
+func replicaConfig(port int, agentURL, storeURL, storeBlock, admin string) string {
 	return fmt.Sprintf(`{
 	admin %s
 	auto_https off
@@ -126,12 +138,12 @@ http://:%d {
 			tags t
 		}
 		owner {http.request.header.X-Caller}
-		store redis %s {
+		store %s %s {
 			%s
 		}
 	}
 }
-`, admin, port, agentURL, redisURL, storeBlock)
+`, admin, port, agentURL, storeType(storeURL), storeURL, storeBlock)
 }
 
 // runReplica runs Caddy with cfg, its HTTP server on port.
