@@ -91,6 +91,7 @@ func TestSubdirectiveListsMatchParser(t *testing.T) {
 		"cors {\n%s\n}":                        caddya2a.CORSKeysForTest,
 		"store memory {\n%s\n}":                caddya2a.StoreKeysForTest,
 		"store file {\n%s\n}":                  caddya2a.FileStoreKeysForTest,
+		"store postgres pg {\n%s\n}":           caddya2a.PostgresKeysForTest,
 		"upstream http://127.0.0.1:9 {\n%s\n}": caddya2a.UpstreamKeysForTest,
 		"extended_card {\n%s\n}":               caddya2a.ExtendedCardKeysForTest,
 		"sign_card k.pem {\n%s\n}":             caddya2a.SignCardKeysForTest,

@@ -8,6 +8,7 @@ var (
 	CORSKeysForTest         = corsKeys
 	StoreKeysForTest        = storeKeys
 	FileStoreKeysForTest    = fileStoreKeys
+	PostgresKeysForTest     = postgresStoreKeys
 	UpstreamKeysForTest     = upstreamKeys
 	ExtendedCardKeysForTest = extendedCardKeys
 	SignCardKeysForTest     = signCardKeys

@@ -176,7 +176,7 @@ func TestThirdPartyModules(t *testing.T) {
 	// An upstream or store the Caddyfile cannot find is named with the
 	// ones it can.
 	for cfg, want := range map[string]string{
-		strings.Replace(site, "store test", "store redsi", 1):                `store: unknown type "redsi" (available: file, memory, redis, test)`,
+		strings.Replace(site, "store test", "store redsi", 1):                `store: unknown type "redsi" (available: file, memory, postgres, redis, test)`,
 		strings.Replace(site, "upstream test http", "upstream tset http", 1): `upstream: unknown kind "tset" (available: a2a, http, openai, test)`,
 	} {
 		if _, _, err := adapter.Adapt([]byte(strings.Replace(cfg, "%s", "one", 1)), nil); err == nil || !strings.Contains(err.Error(), want) {

@@ -60,10 +60,16 @@ var template struct {
 // the template cluster: call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
+// Cleanup removes the template cluster, for a TestMain that has more to
+// do after its tests than Main does.
+func Cleanup() {
 	if template.dir != "" {
 		os.RemoveAll(filepath.Dir(template.dir))
 	}
-	os.Exit(code)
 }
 
 // binDir finds PostgreSQL's programs: the newest of Debian's
