@@ -5,9 +5,10 @@
 # browser suite in headless Chromium, the benchmark harness's own tests, and
 # a short run of every fuzz target. Needs Go and Node 20 (npm ci is run here),
 # and Chromium, Python 3 and curl (the README's snippets, run by the examples
-# package against its Python agent) and redis-server (the Redis store's
-# tests start their own): installed here when missing (as root, with
-# apt-get), else the run stops at once naming the Debian packages.
+# package against its Python agent), redis-server and PostgreSQL (the
+# Redis and PostgreSQL stores' tests start their own servers; nothing is
+# started here): installed here when missing (as root, with apt-get), else
+# the run stops at once naming the Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,6 +24,11 @@ for pair in chromium:chromium python3:python3 curl:curl redis-server:redis-serve
   fi
   command -v "$cmd" >/dev/null || need+=("$pkg")
 done
+# Debian keeps postgres off the PATH, in /usr/lib/postgresql/<version>/bin
+# (where internal/pgtest looks first).
+if ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null && ! command -v postgres >/dev/null; then
+  need+=(postgresql)
+fi
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing ${need[*]} (apt-get)"
