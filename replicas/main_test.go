@@ -1,6 +1,8 @@
 // Package replicas runs the module as it runs behind a load balancer:
 // separate Caddy processes (built from cmd/caddy) sharing one real
-// redis-server through `store redis`. Ports 9380-9389 belong to this
+// redis-server through `store redis`, or one real PostgreSQL through
+// `store postgres` (the tests of both, eachStore); and one Caddy on
+// `store file`, killed and started again. Ports 9380-9389 belong to this
 // package; its tests never run in parallel.
 package replicas
 
@@ -19,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/pgtest"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
@@ -46,7 +49,25 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	pgtest.Cleanup()
 	os.Exit(code)
+}
+
+// sharedStores are the stores several replicas share, each started
+// fresh (a server of its own) for one test: the URL of its store line.
+var sharedStores = []struct {
+	name  string
+	start func(*testing.T) string
+}{
+	{"redis", startRedis},
+	{"postgres", func(t *testing.T) string { return pgtest.Start(t).DSN() }},
+}
+
+// eachStore runs fn as a subtest for each shared store, with its URL.
+func eachStore(t *testing.T, fn func(t *testing.T, storeURL string)) {
+	for _, st := range sharedStores {
+		t.Run(st.name, func(t *testing.T) { fn(t, st.start(t)) })
+	}
 }
 
 // freePort is a free TCP port on 127.0.0.1.
