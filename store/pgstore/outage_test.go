@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,6 +168,19 @@ func TestHungServer(t *testing.T) {
 	if err != nil && strings.Contains(err.Error(), pgtest.Password) {
 		t.Errorf("the error shows the password: %v", err)
 	}
+	// Operations at once, each of which would migrate first: each fails
+	// within its own timeout, none queues behind the others' attempts.
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			start := time.Now()
+			_, err := s.Get(context.Background(), "alice", "t1")
+			if took := time.Since(start); err == nil || took > 2*timeout {
+				t.Errorf("Get %d against a hung server: %v after %s", i, err, took)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Acknowledged writes survive a crash of the server (SIGKILL of the

@@ -86,8 +86,12 @@ type Store struct {
 	// migrated is set once the schema was found current: until then
 	// every operation tries to migrate first (the server may have been
 	// down at New).
-	migrated  atomic.Bool
-	migrateMu sync.Mutex
+	migrated atomic.Bool
+	// migrating is held by the one operation migrating: the others wait
+	// for it no longer than their own timeout (a mutex would queue each
+	// behind every earlier attempt's whole timeout while the server is
+	// down).
+	migrating chan struct{}
 
 	closed   atomic.Bool
 	closedCh chan struct{}
@@ -158,13 +162,14 @@ func New(opts Options) (*Store, error) {
 	// dropped: checked before use, so a statement does not fail on it.
 	cfg.HealthCheckPeriod = 30 * time.Second
 	s := &Store{
-		opts:     opts,
-		quoted:   quoteIdent(opts.Schema),
-		scope:    opts.Share,
-		channel:  channelName(opts.Schema, opts.Share),
-		redacted: redacted,
-		password: cfg.ConnConfig.Password,
-		closedCh: make(chan struct{}),
+		opts:      opts,
+		quoted:    quoteIdent(opts.Schema),
+		scope:     opts.Share,
+		channel:   channelName(opts.Schema, opts.Share),
+		redacted:  redacted,
+		password:  cfg.ConnConfig.Password,
+		closedCh:  make(chan struct{}),
+		migrating: make(chan struct{}, 1),
 	}
 	s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
@@ -218,8 +223,12 @@ func (s *Store) ready(ctx context.Context) error {
 	if s.migrated.Load() {
 		return nil
 	}
-	s.migrateMu.Lock()
-	defer s.migrateMu.Unlock()
+	select {
+	case s.migrating <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.migrating }()
 	if s.migrated.Load() {
 		return nil
 	}
