@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,39 +24,10 @@ var (
 	_ store.Abandoner = (*Store)(nil)
 )
 
-// leases tracks the running tasks of this process: for each, the
-// version of its last write here, so that Abandon of one run's version
-// leaves alone a later turn's run of the task.
-type leases struct {
-	mu  sync.Mutex
-	ids map[string]uint64
-}
-
-// noteState keeps this process's set of running tasks in step with what
-// it wrote.
-func (s *Store) noteState(id string, running bool, version uint64) {
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
-	if !running {
-		delete(s.leases.ids, id)
-		return
-	}
-	if s.leases.ids == nil {
-		s.leases.ids = map[string]uint64{}
-	}
-	s.leases.ids[id] = version
-}
-
 // Abandon implements store.Abandoner. Nothing is sent to the server
 // (which may well be down): the lease lapses Lease after its last
 // renewal, and the next Orphans pass of any process claims the task.
-func (s *Store) Abandon(id string, version uint64) {
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
-	if v, ok := s.leases.ids[id]; ok && v == version {
-		delete(s.leases.ids, id)
-	}
-}
+func (s *Store) Abandon(id string, version uint64) { s.leases.Abandon(id, version) }
 
 // Lease is how long a lease lasts unrenewed (Options.Lease).
 func (s *Store) Lease() time.Duration { return s.opts.Lease }
@@ -75,13 +45,7 @@ func (s *Store) renewLeases() {
 			return
 		case <-t.C:
 		}
-		s.leases.mu.Lock()
-		ids := make([]string, 0, len(s.leases.ids))
-		for id := range s.leases.ids {
-			ids = append(ids, id)
-		}
-		s.leases.mu.Unlock()
-		if len(ids) > 0 {
+		if ids := s.leases.IDs(); len(ids) > 0 {
 			s.renew(ids)
 		}
 	}
@@ -106,13 +70,7 @@ WHERE scope = $1 AND id = ANY($2) AND lease IS NOT NULL RETURNING id`), s.scope,
 	for _, id := range kept {
 		held[id] = true
 	}
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
-	for _, id := range ids {
-		if !held[id] {
-			delete(s.leases.ids, id)
-		}
-	}
+	s.leases.Drop(ids, func(i int) bool { return held[ids[i]] })
 }
 
 // maxOrphans bounds the tasks one Orphans call claims.

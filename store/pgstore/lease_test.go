@@ -181,10 +181,7 @@ func TestOrphanClaimLapses(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		b.leases.mu.Lock()
-		_, held := b.leases.ids["t2"]
-		b.leases.mu.Unlock()
-		if !held {
+		if !b.leases.Has("t2") {
 			break
 		}
 		if time.Now().After(deadline) {

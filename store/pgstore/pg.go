@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/runs"
 )
 
 // Defaults of Options.
@@ -97,8 +98,9 @@ type Store struct {
 	closedCh chan struct{}
 	stop     context.CancelFunc
 	done     sync.WaitGroup
-	leases   leases
-	secrets  sync.Map
+	// leases are the tasks this process runs (lease.go).
+	leases  runs.Set
+	secrets sync.Map
 	// pushHints holds the ids of the tasks whose last write here found
 	// push configs (store.PushHints).
 	pushHints sync.Map

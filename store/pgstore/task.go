@@ -88,7 +88,9 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 	} else {
 		s.pushHints.Delete(t.ID)
 	}
-	s.noteState(t.ID, kind == 0, uint64(v))
+	// This process renews the lease the write took, until a write here
+	// settles the task (lease.go).
+	s.leases.Note(t.ID, kind == 0, uint64(v))
 	return uint64(v), last, nil
 }
 

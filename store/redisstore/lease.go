@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
@@ -27,14 +26,6 @@ var _ store.Orphans = (*Store)(nil)
 
 var _ store.Abandoner = (*Store)(nil)
 
-// leases tracks the running tasks of this process: for each, the
-// version of its last write here, so that Abandon of one run's version
-// leaves alone a later turn's run of the task.
-type leases struct {
-	mu  sync.Mutex
-	ids map[string]uint64
-}
-
 func (s *Store) runsKey() string { return tag(s.base) + "runs" }
 
 // noteState keeps this process's set of running tasks in step with the
@@ -42,30 +33,17 @@ func (s *Store) runsKey() string { return tag(s.base) + "runs" }
 // (luaWrite), and the renewals go on for the tasks in the set.
 func (s *Store) noteState(id string, st protocol.TaskState, version uint64) {
 	running := !st.Terminal() && !st.Interrupted()
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
+	s.leases.Note(id, running, version)
 	if !running {
-		delete(s.leases.ids, id)
 		s.sub.forget(id)
-		return
 	}
-	if s.leases.ids == nil {
-		s.leases.ids = map[string]uint64{}
-	}
-	s.leases.ids[id] = version
 }
 
 // Abandon implements store.Abandoner. Nothing is sent to Redis (which
 // may well be down): the lease lapses Lease after its last renewal, and
 // the next Orphans pass of any process, this one's included, claims the
 // task then.
-func (s *Store) Abandon(id string, version uint64) {
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
-	if v, ok := s.leases.ids[id]; ok && v == version {
-		delete(s.leases.ids, id)
-	}
-}
+func (s *Store) Abandon(id string, version uint64) { s.leases.Abandon(id, version) }
 
 // Lease is how long a lease lasts unrenewed (Options.Lease).
 func (s *Store) Lease() time.Duration { return s.opts.Lease }
@@ -84,12 +62,7 @@ func (s *Store) renewLeases() {
 			return
 		case <-t.C:
 		}
-		s.leases.mu.Lock()
-		ids := make([]string, 0, len(s.leases.ids))
-		for id := range s.leases.ids {
-			ids = append(ids, id)
-		}
-		s.leases.mu.Unlock()
+		ids := s.leases.IDs()
 		if len(ids) == 0 {
 			continue
 		}
@@ -103,16 +76,13 @@ func (s *Store) renewLeases() {
 		cl := s.cli()
 		scores, err := cl.Do(c, cl.B().Zmscore().Key(s.runsKey()).Member(ids...).Build()).ToArray()
 		if err == nil && len(scores) == len(ids) {
+			s.leases.Drop(ids, func(i int) bool { return !scores[i].IsNil() })
 			kept := ids[:0]
-			s.leases.mu.Lock()
 			for i, sc := range scores {
-				if sc.IsNil() {
-					delete(s.leases.ids, ids[i])
-				} else {
+				if !sc.IsNil() {
 					kept = append(kept, ids[i])
 				}
 			}
-			s.leases.mu.Unlock()
 			ids = kept
 		}
 		if len(ids) == 0 {

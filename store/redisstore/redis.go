@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/runs"
 )
 
 // Defaults of Options.
@@ -96,8 +97,9 @@ type Store struct {
 	closed   atomic.Bool
 	closedCh chan struct{}
 	done     sync.WaitGroup
-	leases   leases
-	secrets  secrets
+	// leases are the tasks this process runs (lease.go).
+	leases  runs.Set
+	secrets secrets
 	// pushHints holds the ids of the tasks whose last write here found
 	// push configs (PushHints).
 	pushHints sync.Map
