@@ -69,7 +69,7 @@
 // is lost) and re-reads the flags of the watched cancels. The listener
 // pings an idle connection every 15 s, so a silent network failure is
 // found too. A chunk reaches a stream on another replica in about
-// 0.4 ms (p99 1.3 ms) on one machine: BenchmarkCrossReplicaChunk.
+// 0.4 ms (p99 0.9-1.3 ms) on one machine: BenchmarkCrossReplicaChunk.
 //
 // # Leases
 //

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -98,8 +99,8 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 		if s.closed.Load() {
 			return nil, store.ErrClosed
 		}
-		ch := s.lis.tail(id)
-		if evs, err := s.read(ctx, id, n, 0); err != nil || len(evs) > 0 {
+		ch, gen := s.lis.tail(id)
+		if evs, err := s.readShared(ctx, id, n, gen); err != nil || len(evs) > 0 {
 			return evs, err
 		}
 		select {
@@ -109,6 +110,31 @@ func (s *Store) Events(ctx context.Context, id, after string, wait bool) ([]stor
 		case <-s.closedCh:
 			return nil, store.ErrClosed
 		}
+	}
+}
+
+// readShared is read(id, after) for a waiter holding the wait channel
+// numbered gen: the waiters of one task that took one channel share one
+// read (100 streams of a task woken by a chunk make one query, not 100).
+// Sharing is safe within a channel's number: the shared read began after
+// the channel was made, so whatever it misses was committed after that,
+// and its notification closes the channel every sharer waits on next.
+func (s *Store) readShared(ctx context.Context, id string, after int64, gen uint64) ([]store.StoredEvent, error) {
+	key := strconv.FormatUint(gen, 10) + " " + strconv.FormatInt(after, 10) + " " + id
+	ch := s.reads.DoChan(key, func() (any, error) { return s.read(context.Background(), id, after, 0) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, r.Err
+		}
+		// Each caller its own slice (a caller may append to it); the
+		// events are shared, as the store's contract allows.
+		return slices.Clone(r.Val.([]store.StoredEvent)), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
@@ -124,7 +150,7 @@ func (s *Store) EventsReady(id, after string) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := s.lis.tail(id)
+	ch, _ := s.lis.tail(id)
 	evs, err := s.read(context.Background(), id, n, 1)
 	if err != nil {
 		return nil, err

@@ -27,9 +27,19 @@ type listener struct {
 	s   *Store
 	cfg *pgx.ConnConfig
 
-	mu      sync.Mutex
-	waits   map[string]chan struct{}
+	mu    sync.Mutex
+	waits map[string]tailWait
+	// gens numbers the wait channels as they are made (tailWait.gen).
+	gens    uint64
 	cancels map[string]*watch
+}
+
+// tailWait is the wait channel of a task and its number: every channel
+// made has a new one, so two waiters with one number took the channel
+// before the same next notification (readAfterWake).
+type tailWait struct {
+	ch  chan struct{}
+	gen uint64
 }
 
 // watch is the cancel channel of a task and how many watchers hold it.
@@ -54,7 +64,7 @@ func (l *listener) init(s *Store, cfg *pgx.ConnConfig) {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
 	l.cfg = cfg
-	l.waits = map[string]chan struct{}{}
+	l.waits = map[string]tailWait{}
 	l.cancels = map[string]*watch{}
 }
 
@@ -147,23 +157,25 @@ func (l *listener) hear(payload string) {
 	}
 }
 
-// tail returns the channel closed at the next notification of task id.
-func (l *listener) tail(id string) <-chan struct{} {
+// tail returns the channel closed at the next notification of task id,
+// and its number.
+func (l *listener) tail(id string) (<-chan struct{}, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ch, ok := l.waits[id]
+	w, ok := l.waits[id]
 	if !ok {
-		ch = make(chan struct{})
-		l.waits[id] = ch
+		l.gens++
+		w = tailWait{ch: make(chan struct{}), gen: l.gens}
+		l.waits[id] = w
 	}
-	return ch
+	return w.ch, w.gen
 }
 
 func (l *listener) wake(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ch, ok := l.waits[id]; ok {
-		close(ch)
+	if w, ok := l.waits[id]; ok {
+		close(w.ch)
 		delete(l.waits, id)
 	}
 }
@@ -173,8 +185,8 @@ func (l *listener) wake(id string) {
 func (l *listener) wakeAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for id, ch := range l.waits {
-		close(ch)
+	for id, w := range l.waits {
+		close(w.ch)
 		delete(l.waits, id)
 	}
 }

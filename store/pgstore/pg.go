@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/runs"
@@ -101,6 +102,8 @@ type Store struct {
 	// leases are the tasks this process runs (lease.go).
 	leases  runs.Set
 	secrets sync.Map
+	// reads are the shared reads of woken waiters (readShared).
+	reads singleflight.Group
 	// pushHints holds the ids of the tasks whose last write here found
 	// push configs (store.PushHints).
 	pushHints sync.Map
