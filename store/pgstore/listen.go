@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,9 @@ import (
 type listener struct {
 	s   *Store
 	cfg *pgx.ConnConfig
+	// up is set while the connection listens: the server answered it
+	// last, so the pool's connections are good (Store.shouldPing).
+	up atomic.Bool
 
 	mu    sync.Mutex
 	waits map[string]tailWait
@@ -95,7 +99,15 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 			l.recheckCancels(ctx)
 		}
 		missed = true
+		l.up.Store(true)
 		l.listen(ctx, conn)
+		l.up.Store(false)
+		if ctx.Err() == nil {
+			// The server dropped this connection (a restart, a crash, a
+			// failover): it dropped the pool's too, which would each fail
+			// the next statement sent on it. Closed now, none is used.
+			l.s.pool.Reset()
+		}
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = conn.Close(cctx)
 		cancel()

@@ -176,6 +176,7 @@ func New(opts Options) (*Store, error) {
 		closedCh:  make(chan struct{}),
 		migrating: make(chan struct{}, 1),
 	}
+	cfg.ShouldPing = s.shouldPing
 	s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", redacted, s.scrub(err))
@@ -205,6 +206,17 @@ func New(opts Options) (*Store, error) {
 	go s.sweep()
 	go s.renewLeases()
 	return s, nil
+}
+
+// shouldPing says whether a connection taken from the pool is checked
+// (one round trip) before use: one idle for a second, as pgx does, and
+// every one while the listener is not listening. The server ended the
+// listener's connection, or it has not answered since New: the pool's
+// connections may be ones a restarted or crashed server left behind,
+// each of which would fail the statement sent on it. A ping that fails
+// drops the connection and the pool takes another.
+func (s *Store) shouldPing(_ context.Context, p pgxpool.ShouldPingParams) bool {
+	return p.IdleDuration > time.Second || !s.lis.up.Load()
 }
 
 // refused reports whether err is the server's answer (or the schema's),
@@ -291,7 +303,20 @@ func (s *Store) fail(parent context.Context, err error) error {
 	if perr := parent.Err(); perr != nil {
 		return perr
 	}
+	if lostServer(err) {
+		// The server ended this connection, and so every other one of
+		// the pool: closed now, none fails another statement.
+		s.pool.Reset()
+	}
 	return fmt.Errorf("pgstore: %s: %w", s.redacted, s.scrub(err))
+}
+
+// lostServer reports whether err says the server ended the session: an
+// operator or crash shutdown (57P01, 57P02), a server that is starting or
+// stopping (57P03), or a connection exception (class 08).
+func lostServer(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08"))
 }
 
 // kindOf is the task kind the tables keep: 0 running, 1 interrupted
