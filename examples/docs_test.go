@@ -262,6 +262,7 @@ func validateFragment(t *testing.T, caddy, dir string, f snippet) {
 		writeKey(t, key)
 		body = strings.ReplaceAll(body, readmeKeyFile, key)
 	}
+	body = strings.ReplaceAll(body, pageDataDir, filepath.Join(dir, "a2a"))
 	file := filepath.Join(dir, fmt.Sprintf("ref-%s-%d.caddyfile", filepath.Base(f.page), f.line))
 	config := "{\n\tadmin off\n}\n\nhttp://127.0.0.1:0 {\n\ta2a {\n\t\t" +
 		strings.ReplaceAll(strings.TrimRight(body, "\n"), "\n", "\n\t\t") + "\n\t}\n}\n"
@@ -269,14 +270,24 @@ func validateFragment(t *testing.T, caddy, dir string, f snippet) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(caddy, "validate", "--config", file, "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), pageEnv...)
+	cmd.Env = loadEnv(dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%s: the example does not load in an a2a block: %v\n%s\n--- caddy validate:\n%s", f.at(), err, config, out)
 	}
 }
 
 // pageEnv holds the environment variables the pages' Caddyfiles read.
-var pageEnv = []string{"AGENT_TOKEN=t", "OPENAI_API_KEY=sk-docs", "A2A_REDIS_URL=redis://127.0.0.1:6379"}
+var pageEnv = []string{"AGENT_TOKEN=t", "OPENAI_API_KEY=sk-docs", "A2A_REDIS_URL=redis://127.0.0.1:6379", "A2A_PG_PASSWORD=docs"}
+
+// pageDataDir is the file store's directory the pages name: the test
+// puts it, and Caddy's data directory, in its own temporary directory.
+const pageDataDir = "/var/lib/caddy/a2a"
+
+// loadEnv is the environment `caddy validate` runs in for the pages,
+// its data directory under dir.
+func loadEnv(dir string) []string {
+	return append(append(os.Environ(), pageEnv...), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
+}
 
 // The files the pages' Caddyfiles name, made fresh for the test: keys
 // are written as keys, anything else as a line of text.
@@ -305,11 +316,12 @@ func validateCaddyfile(t *testing.T, caddy, dir string, c snippet) {
 		}
 		body = strings.ReplaceAll(body, name, local)
 	}
+	body = strings.ReplaceAll(body, pageDataDir, filepath.Join(dir, "a2a"))
 	file := filepath.Join(dir, fmt.Sprintf("page-%s-%d.caddyfile", filepath.Base(c.page), c.line))
 	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), pageEnv...)
+	env := loadEnv(dir)
 	for _, args := range [][]string{
 		{"adapt", "--config", file, "--adapter", "caddyfile"},
 		{"validate", "--config", file, "--adapter", "caddyfile"},
