@@ -20,6 +20,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/memory"
 )
 
@@ -64,9 +65,16 @@ type Events interface {
 // test. newClient serves the service on its own test server, closed with
 // t; the suite closes the service's runner and store after it.
 func Run(t *testing.T, newClient func(t *testing.T, svc *handler.Service) Client) {
+	RunStore(t, func(*testing.T) store.Store { return memory.New(memory.Options{}) }, newClient)
+}
+
+// RunStore runs every scenario as Run does, each over a fresh store of
+// newStore's: the suite of a store, its tasks, logs, streams and cancels
+// as the service uses them (Direct for a client of no binding).
+func RunStore(t *testing.T, newStore func(t *testing.T) store.Store, newClient func(t *testing.T, svc *handler.Service) Client) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			e := newEnv(t, sc.opts)
+			e := newEnv(t, newStore(t), sc.opts)
 			e.c = newClient(t, e.svc)
 			sc.fn(t, e)
 		})
@@ -130,15 +138,14 @@ type env struct {
 	runner *handler.Runner
 	// store is the service's store, whose log a scenario may read: what
 	// every stream of a task replays.
-	store *memory.Store
+	store store.Store
 	// key is the context key the agent's context ids are made under.
 	key []byte
 	// unload ends the service's config (Options.Unload).
 	unload context.CancelFunc
 }
 
-func newEnv(t *testing.T, mod func(*handler.Options)) *env {
-	st := memory.New(memory.Options{})
+func newEnv(t *testing.T, st store.Store, mod func(*handler.Options)) *env {
 	logger := zaptest.NewLogger(t)
 	runner := handler.NewRunner(logger)
 	unload, unloaded := context.WithCancel(context.Background())
