@@ -6,18 +6,20 @@
 #   PROFILE=1 bash bench/run.sh    also CPU and allocation profiles of the
 #                                  module under load (bench/out/*.pprof)
 #   ONLY="load stream" bash bench/run.sh   only some steps, of: load grpc
-#                                  push stream openai gateway redis idle rss profile (profile
-#                                  needs PROFILE=1)
+#                                  push stream openai gateway redis durable idle rss profile
+#                                  (profile needs PROFILE=1)
 #
 # It builds Caddy with the module (./cmd/caddy), the tiny upstream agent, the
 # canned A2A 1.0 agent (the gateway step), starts redis-server (the redis
-# step: REDIS_SERVER or redis-server on the PATH), the a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
+# step: REDIS_SERVER or redis-server on the PATH), PostgreSQL (the durable
+# step: Debian's postgresql, initdb'd in the work dir, run as the postgres
+# user when the bench runs as root), the a2a-go v2.4.0 echo server, a stock Caddy with an empty holding handler (the
 # floor of the idle streams) and the load generator (Go module bench/), installs
 # the @a2a-js/sdk 1.3.0 + express 5 echo server (npm ci, bench/js), starts every
 # server on 127.0.0.1, measures, prints markdown tables, and stops everything it
 # started, by PID, on exit. The report is also written to bench/out/.
 #
-# Environment: BENCH_PORT (first of 47 ports, default 9400), BENCH_CONNS
+# Environment: BENCH_PORT (first of 56 ports, default 9400), BENCH_CONNS
 # (connections of the closed loop, default 32), IDLE_PROTO (protocols of the
 # idle-streams step, default h1,h2c), KEEP=1 (keep the work dir with the
 # Caddyfiles and logs).
@@ -99,14 +101,21 @@ p_pushadm=$((port + 43))  # its admin endpoint (the goroutine count)
 p_oai=$((port + 44))      # Caddy + a2a, upstream openai → the upstream's paced chat completions stream
 p_rredisux=$((port + 45)) # Caddy + a2a, store redis over the Unix socket of p_redis's server
 p_rrelayux=$((port + 46)) # Caddy + a2a over the paced NDJSON upstream, store redis over that socket (the rrelay process)
+p_pg=$((port + 47))       # PostgreSQL of the durable step
+p_dfile=$((port + 48))    # Caddy + a2a, store file (durable step)
+p_dpg=$((port + 49))      # Caddy + a2a, store postgres
+p_drelay=$((port + 50))   # Caddy + a2a over the paced NDJSON upstream, store memory; store postgres on +1, store file on +2 (same process)
+p_dpga=$((port + 53))     # replica A: Caddy + a2a over the paced NDJSON upstream, store postgres
+p_dpgb=$((port + 54))     # replica B
+p_dfrss=$((port + 55))    # Caddy + a2a, store file with ttl 5s (RSS across many sends)
 
 # A server left running on one of the ports (by an earlier run killed
 # hard, or anything else) would answer in place of the one a step starts,
 # which then exits at once and the step measures the stranger: refuse to
 # start instead.
-for ((p = port; p < port + 47; p++)); do
+for ((p = port; p < port + 56; p++)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "port $p (of $port-$((port + 46))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
+		echo "port $p (of $port-$((port + 55))) is in use; stop what holds it or move the range with BENCH_PORT" >&2
 		rm -rf "$work"
 		exit 1
 	fi
@@ -401,6 +410,63 @@ caddyfile rrss "$p_rrss" /echo "$(redis_store "$p_redis2" rss "ttl 5s")
 			max_tasks_per_owner 1000000
 		}"
 
+# The durable step: store file and store postgres beside store memory and
+# reverse_proxy (blocking sends), the paced NDJSON stream through memory,
+# postgres and file (one process), two replicas on one PostgreSQL, and
+# store file with a short ttl across many sends (RSS flat). Each has a
+# schema or directory of its own.
+pg_dsn="postgres://bench@127.0.0.1:$p_pg/bench?sslmode=disable"
+pg_store() {
+	cat <<EOF
+store postgres $pg_dsn {
+			schema $1
+			${2:-}
+		}
+EOF
+}
+file_store() {
+	cat <<EOF
+store file $work/files/$1 {
+			${2:-}
+		}
+EOF
+}
+caddyfile dfile "$p_dfile" /echo "$(file_store load)"
+caddyfile dpg "$p_dpg" /echo "$(pg_store load)"
+caddyfile drelay "$p_drelay" /ndjson/500/2ms
+caddyfile drelay2 $((p_drelay + 1)) /ndjson/500/2ms "$(pg_store relay)"
+sed -n '/^http/,$p' "$work/drelay2.caddyfile" >>"$work/drelay.caddyfile"
+caddyfile drelay3 $((p_drelay + 2)) /ndjson/500/2ms "$(file_store relay)"
+sed -n '/^http/,$p' "$work/drelay3.caddyfile" >>"$work/drelay.caddyfile"
+caddyfile dpga "$p_dpga" /ndjson/500/2ms "$(pg_store rep)"
+caddyfile dpgb "$p_dpgb" /ndjson/500/2ms "$(pg_store rep)"
+caddyfile dfrss "$p_dfrss" /echo "$(file_store rss "ttl 5s")
+		limits {
+			max_tasks_per_owner 1000000
+		}"
+
+# start_postgres: a PostgreSQL of the bench's own in $work/pg on p_pg
+# (fsync and synchronous commit on, as a durable setup runs it), with a
+# database bench; as root, run as the postgres user (it refuses root).
+start_postgres() {
+	local bindir as=()
+	bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+	if [ -z "$bindir" ]; then
+		log "durable: PostgreSQL not found (Debian package postgresql)"
+		return 1
+	fi
+	mkdir -p "$work/pg"
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres "$work/pg"
+		chmod o+x "$work"
+		as=(runuser -u postgres --)
+	fi
+	"${as[@]}" "$bindir/initdb" -D "$work/pg/data" -U bench --auth trust >/dev/null
+	start pg "${as[@]}" "$bindir/postgres" -D "$work/pg/data" -p "$p_pg" -k "$work/pg" -c listen_addresses=127.0.0.1 -c max_connections=200
+	wait_port "$p_pg" pg
+	"$bindir/psql" -h 127.0.0.1 -p "$p_pg" -U bench -d postgres -qc "CREATE DATABASE bench" >/dev/null
+}
+
 export GOMAXPROCS=${GOMAXPROCS:-$(nproc)}
 start up "$bin/upstream" -addr "127.0.0.1:$p_up"
 wait_port "$p_up" up
@@ -644,6 +710,53 @@ if step redis; then
 	measure sends -c "$conns" -samples 12 -redis "127.0.0.1:$p_redis2" \
 		-t "name=caddy-a2a store redis (ttl 5s),kind=v1.0,url=http://127.0.0.1:$p_rrss/a2a,pid=$pid_rrss,n=$sends_redis"
 	stop "$pid_rrss" "$pid_redis2" "$pid_redis"
+fi
+
+if step durable; then
+	log "durable: store file and store postgres beside store memory and reverse_proxy, chunk latency, two replicas on PostgreSQL, file RSS"
+	if start_postgres; then
+		mkdir -p "$work/files"
+		start rproxy "$bin/caddy" run --adapter caddyfile --config "$work/rproxy.caddyfile"
+		start rmem "$bin/caddy" run --adapter caddyfile --config "$work/rmem.caddyfile"
+		start dfile "$bin/caddy" run --adapter caddyfile --config "$work/dfile.caddyfile"
+		start dpg "$bin/caddy" run --adapter caddyfile --config "$work/dpg.caddyfile"
+		for pn in "$p_rproxy rproxy" "$p_rmem rmem" "$p_dfile dfile" "$p_dpg dpg"; do
+			wait_port $pn
+		done
+		# store postgres's second CPU figure is the postmaster's alone (the
+		# backends that serve the store are its children, not counted).
+		measure load -title "Durable stores: blocking SendMessage (1.0), PostgreSQL on the same machine, fsync on" -c "$conns" -d "$dur" -warmup "$warmup" -rounds "$rounds" \
+			-t "name=reverse_proxy → upstream,kind=ceiling,url=http://127.0.0.1:$p_rproxy/echo,pid=$pid_rproxy,up=$pid_up" \
+			-t "name=caddy-a2a store memory,kind=v1.0,url=http://127.0.0.1:$p_rmem/a2a,pid=$pid_rmem,up=$pid_up" \
+			-t "name=caddy-a2a store file,kind=v1.0,url=http://127.0.0.1:$p_dfile/a2a,pid=$pid_dfile,up=$pid_up" \
+			-t "name=caddy-a2a store postgres,kind=v1.0,url=http://127.0.0.1:$p_dpg/a2a,pid=$pid_dpg,up=$pid_up" \
+			-ceiling "reverse_proxy → upstream"
+		stop "$pid_rproxy" "$pid_rmem" "$pid_dfile" "$pid_dpg"
+		start drelay "$bin/caddy" run --adapter caddyfile --config "$work/drelay.caddyfile"
+		for p in "$p_drelay" $((p_drelay + 1)) $((p_drelay + 2)); do
+			wait_port "$p" drelay
+		done
+		measure storerelay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -memory "http://127.0.0.1:$p_drelay/a2a" \
+			-redis "http://127.0.0.1:$((p_drelay + 1))/a2a" -store "store postgres" -chunks 500 -d "$relay_d"
+		measure storerelay -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -memory "http://127.0.0.1:$p_drelay/a2a" \
+			-redis "http://127.0.0.1:$((p_drelay + 2))/a2a" -store "store file" -chunks 500 -d "$relay_d"
+		stop "$pid_drelay"
+		start dpga "$bin/caddy" run --adapter caddyfile --config "$work/dpga.caddyfile"
+		start dpgb "$bin/caddy" run --adapter caddyfile --config "$work/dpgb.caddyfile"
+		wait_port "$p_dpga" dpga
+		wait_port "$p_dpgb" dpgb
+		measure replicas -direct "http://127.0.0.1:$p_up/ndjson/500/2ms" -a "http://127.0.0.1:$p_dpga/a2a" \
+			-b "http://127.0.0.1:$p_dpgb/a2a" -via PostgreSQL -chunks 500 -d "$relay_d"
+		stop "$pid_dpga" "$pid_dpgb" "$pid_pg"
+		start dfrss "$bin/caddy" run --adapter caddyfile --config "$work/dfrss.caddyfile"
+		wait_port "$p_dfrss" dfrss
+		measure sends -c "$conns" -samples 12 \
+			-t "name=caddy-a2a store file (ttl 5s),kind=v1.0,url=http://127.0.0.1:$p_dfrss/a2a,pid=$pid_dfrss,n=$sends_redis"
+		echo "store file: its directory after the sends: $(du -sh "$work/files/rss" | cut -f1)" | tee -a "$report"
+		stop "$pid_dfrss"
+	else
+		failed=1
+	fi
 fi
 
 # fds_for_idle: over HTTP/1.1 the generator and Caddy each hold one socket
