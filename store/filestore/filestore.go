@@ -202,14 +202,12 @@ func (s *Store) write(fn func(x *txn) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	var x *txn
-	err := s.sh.db.Update(func(tx *bolt.Tx) error {
-		x = s.txn(tx)
-		return fn(x)
-	})
-	if err != nil {
-		return s.dbErr(err)
+	w := &pending{s: s, fn: fn, wake: make(chan bool, 1)}
+	s.sh.group.do(s.sh.db, w)
+	if w.err != nil {
+		return s.dbErr(w.err)
 	}
+	x := w.x
 	for _, id := range x.appended {
 		s.sh.hub.wake(s.key(id))
 	}

@@ -43,6 +43,8 @@ type shared struct {
 	path string
 	refs int // guarded by registry
 	hub  hub
+	// group commits the writes of every Store on the file.
+	group group
 
 	mu sync.Mutex
 	// orphans are the tasks found running at open, by scope and id:
