@@ -43,7 +43,15 @@ func (s *Store) CancelSignal(ctx context.Context, id string) <-chan struct{} {
 	if ctx.Err() != nil || s.closed.Load() {
 		return ctx.Done()
 	}
+	if w, cancelled, ok := s.lis.watchFresh(id); ok {
+		if cancelled {
+			return closedChan
+		}
+		context.AfterFunc(ctx, func() { s.lis.releaseCancel(id, w) })
+		return w.ch
+	}
 	w := s.lis.watchCancel(id)
+	s.cancelReads.Add(1)
 	var cancelled bool
 	err := func() error {
 		c, cancel, err := s.op(ctx)

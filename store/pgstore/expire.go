@@ -24,6 +24,7 @@ func (s *Store) sweep() {
 		case <-t.C:
 		}
 		s.lis.wakeAll()
+		s.lis.dropStaleFresh(time.Now())
 		_ = s.deleteExpired(context.Background())
 	}
 }

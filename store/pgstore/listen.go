@@ -36,6 +36,10 @@ type listener struct {
 	// gens numbers the wait channels as they are made (tailWait.gen).
 	gens    uint64
 	cancels map[string]*watch
+	// epoch counts the connections that listened; fresh are the tasks
+	// this process is creating running (fresh.go).
+	epoch uint64
+	fresh map[string]*freshTask
 }
 
 // tailWait is the wait channel of a task and its number: every channel
@@ -70,6 +74,7 @@ func (l *listener) init(s *Store, cfg *pgx.ConnConfig) {
 	l.cfg = cfg
 	l.waits = map[string]tailWait{}
 	l.cancels = map[string]*watch{}
+	l.fresh = map[string]*freshTask{}
 }
 
 // run keeps the connection up until ctx ends, starting with conn, the
@@ -99,9 +104,14 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 			l.recheckCancels(ctx)
 		}
 		missed = true
+		l.mu.Lock()
+		l.epoch++
 		l.up.Store(true)
+		l.mu.Unlock()
 		l.listen(ctx, conn)
+		l.mu.Lock()
 		l.up.Store(false)
+		l.mu.Unlock()
 		if ctx.Err() == nil {
 			// The server dropped this connection (a restart, a crash, a
 			// failover): it dropped the pool's too, which would each fail
@@ -206,6 +216,11 @@ func (l *listener) wakeAll() {
 func (l *listener) watchCancel(id string) *watch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.watchLocked(id)
+}
+
+// watchLocked is watchCancel with l.mu held.
+func (l *listener) watchLocked(id string) *watch {
 	w, ok := l.cancels[id]
 	if !ok {
 		w = &watch{ch: make(chan struct{})}
@@ -230,6 +245,8 @@ func (l *listener) fireCancel(id string) {
 	if w, ok := l.cancels[id]; ok {
 		close(w.ch)
 		delete(l.cancels, id)
+	} else if f := l.fresh[id]; f != nil {
+		f.cancelled = true
 	}
 }
 

@@ -74,6 +74,9 @@ type Options struct {
 type Store struct {
 	opts Options
 	pool *pgxpool.Pool
+	// cancelReads counts the cancel watches that read their task's row
+	// (the tests check that a fresh task's does not).
+	cancelReads atomic.Int64
 	// quoted is the schema as statements name it.
 	quoted string
 	// scope is the sharing scope every row carries.

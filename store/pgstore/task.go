@@ -91,6 +91,9 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 	// This process renews the lease the write took, until a write here
 	// settles the task (lease.go).
 	s.leases.Note(t.ID, kind == 0, uint64(v))
+	if kind != 0 {
+		s.lis.forget(t.ID)
+	}
 	return uint64(v), last, nil
 }
 
@@ -102,7 +105,15 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if err := checkID(t.ID); err != nil {
 		return 0, err
 	}
+	st := t.Status.State
+	running := !st.Terminal() && !st.Interrupted()
+	if running {
+		s.lis.expect(t.ID)
+	}
 	v, _, err := s.write(ctx, true, 0, owner, t, events)
+	if err != nil && running {
+		s.lis.forget(t.ID)
+	}
 	return v, err
 }
 
