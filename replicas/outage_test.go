@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/pgtest"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
@@ -21,15 +22,43 @@ func startDurableRedis(t *testing.T) *redistest.Server {
 	return srv
 }
 
-// A Redis outage longer than a run's retry budget but shorter than the
-// lease: the runs give up their writes, and their tasks must not stay
-// working. Their replica stops renewing the leases, so each task is
-// recorded failed by an orphan pass within 1.5 leases of Redis coming back.
+// outageServer is a store's server a test stops and starts again with
+// its data: redistest's durable Redis, pgtest's PostgreSQL.
+type outageServer interface {
+	Stop()
+	Start(testing.TB)
+}
+
+// An outage of the store's server longer than a run's retry budget but
+// shorter than the lease: the runs give up their writes, and their tasks
+// must not stay working. Their replica stops renewing the leases, so each
+// task is recorded failed by an orphan pass within 1.5 leases of the
+// server coming back. Over Redis (with every write in its append-only
+// file) and over PostgreSQL.
 func TestReplicasOutageFailsAbandonedRuns(t *testing.T) {
+	for _, st := range []struct {
+		name  string
+		start func(t *testing.T) (string, outageServer)
+	}{
+		{"redis", func(t *testing.T) (string, outageServer) {
+			srv := startDurableRedis(t)
+			return "redis://127.0.0.1:" + strconv.Itoa(srv.Port), srv
+		}},
+		{"postgres", func(t *testing.T) (string, outageServer) {
+			srv := pgtest.Start(t)
+			return srv.DSN(), srv
+		}},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			url, srv := st.start(t)
+			outageFailsAbandonedRuns(t, url, srv)
+		})
+	}
+}
+
+func outageFailsAbandonedRuns(t *testing.T, url string, srv outageServer) {
 	const lease = 10 * time.Second
 	ag := startAgent(t)
-	srv := startDurableRedis(t)
-	url := "redis://127.0.0.1:" + strconv.Itoa(srv.Port)
 	ra := startReplica(t, "A", portA, ag.URL(), url, "timeout 500ms\n\t\t\tlease 10s")
 	rb := startReplica(t, "B", portB, ag.URL(), url, "timeout 500ms\n\t\t\tlease 10s")
 	const n = 4
@@ -70,12 +99,12 @@ func TestReplicasOutageFailsAbandonedRuns(t *testing.T) {
 				break
 			}
 			if time.Since(back) > lease*3/2+2*time.Second {
-				t.Fatalf("%s after Redis came back task %s is %+v %+v, want failed", time.Since(back), id, tk, e)
+				t.Fatalf("%s after the server came back task %s is %+v %+v, want failed", time.Since(back), id, tk, e)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	t.Logf("every task failed %s after Redis came back (outage %s)", time.Since(back), back.Sub(down))
+	t.Logf("every task failed %s after the server came back (outage %s)", time.Since(back), back.Sub(down))
 }
 
 // redisConfig sets a setting of the redis-server on port (CONFIG SET).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,4 +76,22 @@ func BenchmarkCrossReplicaChunk(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// Writes from many goroutines at once, as a loaded server makes them:
+// the groups share each round trip and commit among them.
+func BenchmarkParallelCreate(b *testing.B) {
+	s := newStore(b, pgtest.Start(b).DSN(), Options{Share: newShare()})
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := "t" + strconv.FormatInt(n.Add(1), 10)
+			t := &protocol.Task{ID: id, ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking}}
+			if _, err := s.Create(context.Background(), "", t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -74,6 +74,9 @@ type Options struct {
 type Store struct {
 	opts Options
 	pool *pgxpool.Pool
+	// groups queues the writes (group.go); writeSQL is their statement.
+	groups   writeGroups
+	writeSQL string
 	// cancelReads counts the cancel watches that read their task's row
 	// (the tests check that a fresh task's does not).
 	cancelReads atomic.Int64
@@ -179,6 +182,7 @@ func New(opts Options) (*Store, error) {
 		closedCh:  make(chan struct{}),
 		migrating: make(chan struct{}, 1),
 	}
+	s.writeSQL = s.sql(`SELECT * FROM {s}.write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`)
 	cfg.ShouldPing = s.shouldPing
 	s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

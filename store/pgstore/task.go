@@ -43,11 +43,11 @@ func tsNanos(t time.Time) int64 {
 
 // write runs the write function (write.go) and maps its status word.
 func (s *Store) write(ctx context.Context, create bool, version uint64, owner string, t *protocol.Task, events []protocol.Event) (uint64, int64, error) {
-	c, cancel, err := s.op(ctx)
+	_, cancel, err := s.op(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer cancel()
+	cancel() // the group's round trip has a bound of its own
 	st := t.Status.State
 	kind := kindOf(st.Terminal(), st.Interrupted())
 	maxOwn := max(s.opts.MaxTasksPerOwner, 0)
@@ -55,19 +55,16 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 	for i := range events {
 		evs[i] = pack.EncodeEvent(nil, t.ID, &events[i])
 	}
-	var (
-		word    string
-		v, last int64
-		hasPush bool
-	)
-	err = s.pool.QueryRow(c, s.sql(`SELECT * FROM {s}.write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`),
+	w := &writeCall{args: []any{
 		s.scope, t.ID, create, int64(version), owner, pack.EncodeTask(nil, t), int32(st), kind, tsNanos(t.Status.Timestamp),
 		t.ContextID, s.ttlMillis(kind), int32(s.opts.MaxEventsPerTask), int32(maxOwn), s.opts.Lease.Milliseconds(),
 		s.channel, evs,
-	).Scan(&word, &v, &last, &hasPush)
-	if err != nil {
-		return 0, 0, s.fail(ctx, err)
+	}, wake: make(chan bool, 1)}
+	s.call(w)
+	if w.err != nil {
+		return 0, 0, s.fail(ctx, w.err)
 	}
+	word, v, last, hasPush := w.word, w.v, w.last, w.hasPush
 	switch word {
 	case "ok":
 	case "exists":
