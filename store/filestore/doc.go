@@ -39,7 +39,10 @@
 //
 // # Writes
 //
-// Create and Update are one write transaction each: the version
+// Create and Update are one write each, applied in a transaction with
+// the writes that arrived while the one before was committing (group.go:
+// one commit, two fsyncs, for all of them; each sees the ones before
+// it, and one that fails is taken out): the version
 // compare-and-set, the snapshot, the events appended, the moves in the
 // owner index and the lots, the bounds, the charge. The snapshot and the
 // events are encoded before it, since bbolt has one writer at a time.

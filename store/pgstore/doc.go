@@ -52,6 +52,11 @@
 // memory and Redis stores'): the same on every replica, so a client can
 // resume on another replica with Last-Event-ID.
 //
+// A process sends its writes in groups (group.go): one that finds none
+// on its way goes at once; those that arrive meanwhile share the next
+// round trip and commit, a pipeline the server runs as one transaction,
+// each call seeing the ones before it.
+//
 // # Waiting
 //
 // A write that appends notifies the scope's channel (a digest of schema
