@@ -464,6 +464,10 @@ start_postgres() {
 	"${as[@]}" "$bindir/initdb" -D "$work/pg/data" -U bench --auth trust >/dev/null
 	start pg "${as[@]}" "$bindir/postgres" -D "$work/pg/data" -p "$p_pg" -k "$work/pg" -c listen_addresses=127.0.0.1 -c max_connections=200
 	wait_port "$p_pg" pg
+	# It listens before it takes connections (recovery, start-up).
+	until "$bindir/pg_isready" -q -h 127.0.0.1 -p "$p_pg"; do
+		sleep 0.1
+	done
 	"$bindir/psql" -h 127.0.0.1 -p "$p_pg" -U bench -d postgres -qc "CREATE DATABASE bench" >/dev/null
 }
 
