@@ -4,32 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
-// eventID is the id of the event at position n of a log: its number in
-// decimal, as the memory and Redis stores name it.
-func eventID(n uint64) string { return strconv.FormatUint(n, 10) }
+// eventID and parseEventID are the ids of the log's events
+// (store.EventID's form).
+func eventID(n uint64) string { return store.EventID(n) }
 
-// parseEventID turns an event id into the position it names; "" is
-// before the first. Only plain decimal digits are an id: no sign, no
-// space.
-func parseEventID(after string) (uint64, error) {
-	if after == "" {
-		return 0, nil
-	}
-	if after[0] < '0' || after[0] > '9' {
-		return 0, store.ErrBadEventID
-	}
-	n, err := strconv.ParseUint(after, 10, 63)
-	if err != nil {
-		return 0, store.ErrBadEventID
-	}
-	return n, nil
-}
+func parseEventID(after string) (uint64, error) { return store.EventNumber(after) }
 
 // Events implements store.Store. A waiting call takes the task's channel
 // in the hub, reads again (an append committed between the first read

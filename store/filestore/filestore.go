@@ -202,8 +202,8 @@ func (s *Store) write(fn func(x *txn) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	w := &pending{s: s, fn: fn, wake: make(chan bool, 1)}
-	s.sh.group.do(s.sh.db, w)
+	w := &pending{s: s, fn: fn}
+	s.sh.group.Do(w, s.sh.commit)
 	if w.err != nil {
 		return s.dbErr(w.err)
 	}

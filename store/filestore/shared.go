@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/store/internal/group"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -43,8 +44,8 @@ type shared struct {
 	path string
 	refs int // guarded by registry
 	hub  hub
-	// group commits the writes of every Store on the file.
-	group group
+	// group commits the writes of every Store on the file (group.go).
+	group group.Group[*pending]
 
 	mu sync.Mutex
 	// orphans are the tasks found running at open, by scope and id:
@@ -128,3 +129,6 @@ func (sh *shared) findOrphans() error {
 		})
 	})
 }
+
+// commit commits a batch of the file's writes (group.go).
+func (sh *shared) commit(batch []*pending) { commit(sh.db, batch) }

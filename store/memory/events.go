@@ -2,29 +2,15 @@ package memory
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
-// parseEventID turns an event id into the position it names. Ids are the
-// decimal position of the event in its task's log as first written, from
-// "1" (compaction leaves gaps, see eventLog); "" means before the first.
+// parseEventID turns an event id into the position it names (ids are
+// store.EventID's: compaction leaves gaps in them, see eventLog).
 func parseEventID(after string) (int, error) {
-	if after == "" {
-		return 0, nil
-	}
-	if after[0] < '0' || after[0] > '9' { // ParseUint accepts no sign, but be explicit
-		return 0, store.ErrBadEventID
-	}
-	n, err := strconv.ParseUint(after, 10, 63)
-	if err != nil {
-		return 0, store.ErrBadEventID
-	}
-	if n > uint64(int(^uint(0)>>1)) {
-		return 0, store.ErrBadEventID
-	}
-	return int(n), nil
+	n, err := store.EventNumber(after)
+	return int(n), err
 }
 
 // Events implements store.Store. Waiters block on the task's notify channel,

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"sort"
-	"strconv"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
@@ -89,4 +88,4 @@ func (l *eventLog) compact() {
 }
 
 // eventID is the id of the event at position n of a log.
-func eventID(n int) string { return strconv.Itoa(n) }
+func eventID(n int) string { return store.EventID(uint64(n)) }

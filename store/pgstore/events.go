@@ -9,28 +9,11 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
-// Event ids are the events' numbers in the task's log, from 1, in
-// decimal, as the memory and Redis stores number them: ordered, and the
-// same for every replica reading the log.
-
-// afterNum turns an event id into the number of the last event not
-// wanted: 0 for "" (from the first).
+// afterNum turns an event id (store.EventID's form) into the number of
+// the last event not wanted: 0 for "" (from the first).
 func afterNum(after string) (int64, error) {
-	if after == "" {
-		return 0, nil
-	}
-	// Plain decimal digits without leading zeros: the one spelling the
-	// store gives out.
-	if after[0] < '1' || after[0] > '9' {
-		if after != "0" {
-			return 0, store.ErrBadEventID
-		}
-	}
-	n, err := strconv.ParseInt(after, 10, 64)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != after {
-		return 0, store.ErrBadEventID
-	}
-	return n, nil
+	n, err := store.EventNumber(after)
+	return int64(n), err
 }
 
 // read returns the events of task id after the event numbered after, at

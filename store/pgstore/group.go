@@ -3,15 +3,17 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"sync"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// The writes of a process go to the server in groups: a write that finds
-// none on its way is sent at once, alone (no added wait); the writes that
-// arrive while a group is on its way go together in the next one, one
-// round trip and one commit for all. On the bench machine a write's cost
+// The writes of a process go to the server in groups
+// (store/internal/group): a write that finds none on its way is sent at
+// once, alone (no added wait); the writes that arrive while a group is on
+// its way go together in the next one, one round trip and one commit for
+// all. On the bench machine a write's cost
 // was mostly its round trip's: the wake-ups of the server's backend and
 // of the writer, and the commit's flush (bench/run.sh's durable step).
 //
@@ -36,52 +38,6 @@ type writeCall struct {
 	v, last int64
 	hasPush bool
 	err     error
-	// wake is sent true when the call is done, false when its writer is
-	// to send the next group.
-	wake chan bool
-}
-
-// writeGroups queues the calls of one Store.
-type writeGroups struct {
-	mu    sync.Mutex
-	queue []*writeCall
-	busy  bool
-}
-
-// call runs w in the next group (at once when none is on its way).
-func (s *Store) call(w *writeCall) {
-	g := &s.groups
-	g.mu.Lock()
-	g.queue = append(g.queue, w)
-	if g.busy {
-		g.mu.Unlock()
-		if <-w.wake {
-			return
-		}
-	} else {
-		g.busy = true
-		g.mu.Unlock()
-	}
-	g.mu.Lock()
-	n := min(len(g.queue), maxGroup)
-	group := g.queue[:n:n]
-	g.queue = g.queue[n:]
-	g.mu.Unlock()
-	s.send(group)
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		next := g.queue[0]
-		g.mu.Unlock()
-		next.wake <- false
-	} else {
-		g.busy = false
-		g.mu.Unlock()
-	}
-	for _, c := range group {
-		if c != w {
-			c.wake <- true
-		}
-	}
 }
 
 // send runs group's calls, one round trip when they all go through.
@@ -90,6 +46,12 @@ func (s *Store) send(group []*writeCall) {
 		s.sendOne(group[0])
 		return
 	}
+	// Rows are locked in id order, as the lease renewal locks them, so
+	// that no two groups (of two processes) nor a group and a renewal
+	// wait on each other in a cycle: the server would break it only
+	// after deadlock_timeout (1s by default), stalling every write of the
+	// group. Writes of one task keep their order.
+	slices.SortStableFunc(group, func(a, b *writeCall) int { return strings.Compare(a.args[1].(string), b.args[1].(string)) })
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
 	defer cancel()
 	b := &pgx.Batch{}

@@ -57,8 +57,12 @@ func (s *Store) renew(ids []string) {
 		return
 	}
 	defer cancel()
+	// The rows are locked in id order, as a group of writes locks them
+	// (group.go): no cycle of waits with one.
 	rows, err := s.pool.Query(c, s.sql(`UPDATE {s}.tasks SET lease = now() + $3 * interval '1 millisecond'
-WHERE scope = $1 AND id = ANY($2) AND lease IS NOT NULL RETURNING id`), s.scope, ids, s.opts.Lease.Milliseconds())
+WHERE scope = $1 AND id IN (
+	SELECT id FROM {s}.tasks WHERE scope = $1 AND id = ANY($2) AND lease IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
+RETURNING id`), s.scope, ids, s.opts.Lease.Milliseconds())
 	if err != nil {
 		return
 	}

@@ -120,6 +120,15 @@ func TestStartsWhileServerDown(t *testing.T) {
 		_, err := s.Create(ctx, "alice", task("t1", protocol.StateWorking))
 		return err
 	})
+	// The listener connects on its own backoff, and wakes every waiter
+	// when it does (what was notified before may be missed): waits
+	// taken before that may wake for nothing.
+	eventually(t, 10*time.Second, "the listener to listen", func() error {
+		if !s.lis.up.Load() {
+			return errors.New("not listening")
+		}
+		return nil
+	})
 	ready, err := s.EventsReady("t1", "")
 	if err != nil {
 		t.Fatal(err)

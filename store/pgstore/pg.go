@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/caddy-a2a/caddy-a2a/store"
+	"github.com/caddy-a2a/caddy-a2a/store/internal/group"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/runs"
 )
 
@@ -75,7 +76,7 @@ type Store struct {
 	opts Options
 	pool *pgxpool.Pool
 	// groups queues the writes (group.go); writeSQL is their statement.
-	groups   writeGroups
+	groups   group.Group[*writeCall]
 	writeSQL string
 	// cancelReads counts the cancel watches that read their task's row
 	// (the tests check that a fresh task's does not).
@@ -182,6 +183,7 @@ func New(opts Options) (*Store, error) {
 		closedCh:  make(chan struct{}),
 		migrating: make(chan struct{}, 1),
 	}
+	s.groups.Max = maxGroup
 	s.writeSQL = s.sql(`SELECT * FROM {s}.write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`)
 	cfg.ShouldPing = s.shouldPing
 	s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)

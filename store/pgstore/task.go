@@ -59,8 +59,8 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 		s.scope, t.ID, create, int64(version), owner, pack.EncodeTask(nil, t), int32(st), kind, tsNanos(t.Status.Timestamp),
 		t.ContextID, s.ttlMillis(kind), int32(s.opts.MaxEventsPerTask), int32(maxOwn), s.opts.Lease.Milliseconds(),
 		s.channel, evs,
-	}, wake: make(chan bool, 1)}
-	s.call(w)
+	}}
+	s.groups.Do(w, s.send)
 	if w.err != nil {
 		return 0, 0, s.fail(ctx, w.err)
 	}

@@ -12,26 +12,14 @@ import (
 // decimal, as the memory store numbers them: ordered, and the same for
 // every replica reading the log.
 
-// xstart turns an event id into the number of the last event not
-// wanted: "0" for "" (from the first).
+// xstart turns an event id (store.EventID's form) into the number of the
+// last event not wanted: "0" for "" (from the first).
 func xstart(after string) (string, error) {
-	if after == "" {
-		return "0", nil
+	n, err := store.EventNumber(after)
+	if err != nil {
+		return "", err
 	}
-	if !decimal(after) {
-		return "", store.ErrBadEventID
-	}
-	return after, nil
-}
-
-// decimal reports whether s is a uint64 in plain decimal digits, without
-// leading zeros (an id the store gave out, in the one spelling it gives).
-func decimal(s string) bool {
-	if s == "" || s[0] < '0' || s[0] > '9' || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
+	return store.EventID(n), nil
 }
 
 // read returns the events of task id after the event numbered start (as
