@@ -129,6 +129,7 @@ func (s *Store) evictOwnLocked(idx *ownerIndex, is func(protocol.TaskState) bool
 // removeLocked deletes e from every structure and wakes its waiters, who
 // then see it gone (store.ErrNotFound). s.mu must be held for writing.
 func (s *Store) removeLocked(e *entry) {
+	s.dropSendsLocked(e)
 	e.mu.Lock()
 	e.gone = true
 	e.wake()

@@ -83,9 +83,11 @@ type Options struct {
 type Store struct {
 	opts Options
 
-	mu       sync.RWMutex
-	tasks    map[string]*entry
-	owners   map[string]*ownerIndex
+	mu     sync.RWMutex
+	tasks  map[string]*entry
+	owners map[string]*ownerIndex
+	// sends are the sends claimed (sends.go), by owner and messageId.
+	sends    map[sendKey]*sentClaim
 	finished parking // terminal tasks
 	idle     parking // interrupted tasks
 	// bytes is the sum of every stored task's size (entry.size).
@@ -99,6 +101,7 @@ type Store struct {
 var (
 	_ store.Store    = (*Store)(nil)
 	_ store.Notifier = (*Store)(nil)
+	_ store.Sends    = (*Store)(nil)
 )
 
 // New returns an empty store and starts its janitor.
@@ -132,6 +135,7 @@ func New(opts Options) *Store {
 		opts:     opts,
 		tasks:    make(map[string]*entry),
 		owners:   make(map[string]*ownerIndex),
+		sends:    make(map[sendKey]*sentClaim),
 		closedCh: make(chan struct{}),
 	}
 	s.finished.ttl = opts.TTL

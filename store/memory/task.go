@@ -55,6 +55,10 @@ type entry struct {
 	cancelled bool
 	cancelCh  chan struct{}
 
+	// sends are the messageIds of the sends the task's writes claimed
+	// (sends.go); guarded by s.mu.
+	sends []string
+
 	// push are the task's push configs, claims the delivery claims made
 	// of it and claimBytes what they are charged (push.go); under mu.
 	push       []store.PushConfig
@@ -107,6 +111,16 @@ func resumedLog(l eventLog, events []protocol.Event) eventLog {
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, nil, t, events)
+}
+
+// CreateSend implements store.Sends.
+func (s *Store) CreateSend(ctx context.Context, owner string, send store.Send, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, &send, t, events)
+}
+
+// create is Create, claiming send unless it is nil.
+func (s *Store) create(ctx context.Context, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) (uint64, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, err
 	}
@@ -140,6 +154,11 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 		}
 		s.removeLocked(old)
 	}
+	if send != nil {
+		if err := s.claimedLocked(owner, send, now); err != nil {
+			return 0, err
+		}
+	}
 	idx := s.owners[owner]
 	if err := s.makeRoomLocked(owner, idx, e.size, now); err != nil {
 		return 0, err
@@ -155,6 +174,9 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	s.parkLocked(e, lot, now)
 	s.tasks[t.ID] = e
 	s.bytes.Add(e.size)
+	if send != nil {
+		s.claimLocked(owner, send, e, now)
+	}
 	return 1, nil
 }
 
@@ -247,14 +269,24 @@ func (e *entry) unpack() error {
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
-	v, last, err := s.update(ctx, id, version, t, events)
+	return s.updateSend(ctx, "", nil, id, version, t, events)
+}
+
+// UpdateSend implements store.Sends.
+func (s *Store) UpdateSend(ctx context.Context, owner string, send store.Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.updateSend(ctx, owner, &send, id, version, t, events)
+}
+
+// updateSend is Update, by owner claiming send unless send is nil.
+func (s *Store) updateSend(ctx context.Context, owner string, send *store.Send, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
+	v, last, err := s.update(ctx, owner, send, id, version, t, events)
 	if err == nil && s.opts.MaxBytes > 0 && s.bytes.Load() > s.opts.MaxBytes {
 		s.shrink()
 	}
 	return v, last, err
 }
 
-func (s *Store) update(ctx context.Context, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
+func (s *Store) update(ctx context.Context, owner string, send *store.Send, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, "", err
 	}
@@ -291,7 +323,8 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 	// needs s.mu for writing; the updates of running tasks (nearly all of
 	// them) share it. deadline only changes under the write lock, so it is
 	// stable once the read lock is held.
-	write := lot != nil || e.deadline.Load() != notParked
+	// A claim is made under the write lock too (the claims are s.mu's).
+	write := send != nil || lot != nil || e.deadline.Load() != notParked
 	if write {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -299,7 +332,7 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 		s.mu.RLock()
 		if e.deadline.Load() != notParked {
 			s.mu.RUnlock()
-			return s.update(ctx, id, version, t, events)
+			return s.update(ctx, owner, send, id, version, t, events)
 		}
 		defer s.mu.RUnlock()
 	}
@@ -310,8 +343,14 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := s.opts.Now().UnixNano()
-	if e.gone || s.expired(e, now) {
+	if e.gone || s.expired(e, now) || (send != nil && e.owner != owner) {
 		return 0, "", store.ErrNotFound
+	}
+	if send != nil {
+		// A retry finds its claim whatever the version has become.
+		if err := s.claimedLocked(owner, send, now); err != nil {
+			return 0, "", err
+		}
 	}
 	if e.version != version {
 		return 0, "", store.ErrConflict
@@ -356,6 +395,9 @@ func (s *Store) update(ctx context.Context, id string, version uint64, t *protoc
 
 	if write {
 		s.parkLocked(e, lot, now)
+	}
+	if send != nil {
+		s.claimLocked(owner, send, e, now)
 	}
 	return e.version, last, nil
 }

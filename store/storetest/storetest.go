@@ -48,6 +48,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"EventsReadyClose", testEventsReadyClose},
 		{"PushConfigs", testPushConfigs},
 		{"ClaimDelivery", testClaimDelivery},
+		{"SendsCreate", testSendsCreate},
+		{"SendsUpdate", testSendsUpdate},
+		{"SendsLapse", testSendsLapse},
+		{"SendsRace", testSendsRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
