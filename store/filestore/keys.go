@@ -20,6 +20,11 @@ var (
 	bClaims  = []byte("c") // lp(id) key → nothing
 	bSecrets = []byte("s") // name → secret
 	bMeta    = []byte("m") // metaBytes → what the scope is charged
+	// bSends are the sends claimed (sends.go): lp(owner) messageId →
+	// until, lp(task id), digest; bTaskSends each task's: lp(id)
+	// messageId → nothing.
+	bSends     = []byte("n")
+	bTaskSends = []byte("N")
 )
 
 // metaBytes is the key of the scope's charge in bMeta.

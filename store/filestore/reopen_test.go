@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sync/atomic"
@@ -162,4 +163,25 @@ func fileSize(t *testing.T, s *Store) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A send's claim is on disk with its task: a retry after a restart is
+// still the same send, and writes nothing.
+func TestSendClaimSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	ctx := context.Background()
+	send := store.Send{MessageID: "m1", Digest: "d1"}
+	if _, err := s.CreateSend(ctx, "alice", send, &protocol.Task{ID: "t1", Status: protocol.TaskStatus{State: protocol.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir, Options{})
+	_, err := s.CreateSend(ctx, "alice", send, &protocol.Task{ID: "t2", Status: protocol.TaskStatus{State: protocol.StateWorking}})
+	var se *store.SentError
+	if !errors.As(err, &se) || !se.Same || se.TaskID != "t1" {
+		t.Fatalf("the retry after a reopen: %v, want the same send of t1", err)
+	}
 }

@@ -27,6 +27,16 @@ func newHeader(owner string, version uint64, t *protocol.Task, now int64) *heade
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, nil, t, events)
+}
+
+// CreateSend implements store.Sends.
+func (s *Store) CreateSend(ctx context.Context, owner string, send store.Send, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, &send, t, events)
+}
+
+// create is Create, claiming send unless it is nil.
+func (s *Store) create(ctx context.Context, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) (uint64, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, err
 	}
@@ -50,6 +60,14 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 				return store.ErrExists
 			}
 			if err := x.remove(t.ID, old); err != nil {
+				return err
+			}
+		}
+		if send != nil {
+			if err := x.claimed(owner, send); err != nil {
+				return err
+			}
+			if err := x.claim(owner, send, t.ID); err != nil {
 				return err
 			}
 		}
@@ -105,6 +123,16 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, "", nil, id, version, t, events)
+}
+
+// UpdateSend implements store.Sends.
+func (s *Store) UpdateSend(ctx context.Context, owner string, send store.Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, owner, &send, id, version, t, events)
+}
+
+// update is Update, by owner claiming send unless send is nil.
+func (s *Store) update(ctx context.Context, owner string, send *store.Send, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, "", err
 	}
@@ -114,13 +142,28 @@ func (s *Store) Update(ctx context.Context, id string, version uint64, t *protoc
 	snap, recs := encodeWrite(t, events)
 	var next uint64
 	var last string
+	var by *string
+	if send != nil {
+		by = &owner
+	}
 	err := s.write(func(x *txn) error {
-		old, err := x.live(id, nil)
+		old, err := x.live(id, by)
 		if err != nil {
 			return err
 		}
+		if send != nil {
+			// A retry finds its claim whatever the version has become.
+			if err := x.claimed(owner, send); err != nil {
+				return err
+			}
+		}
 		if old.version != version {
 			return store.ErrConflict
+		}
+		if send != nil {
+			if err := x.claim(owner, send, id); err != nil {
+				return err
+			}
 		}
 		st := t.Status.State
 		if old.last+uint64(len(recs)) > uint64(s.opts.MaxEventsPerTask) && !(st.Terminal() && !old.state.Terminal()) {

@@ -18,6 +18,7 @@ type txn struct {
 	now                               int64
 	headers, snaps, events, owners    *bolt.Bucket
 	lots, push, claims, secrets, meta *bolt.Bucket
+	sends, taskSends                  *bolt.Bucket
 	appended, removed                 []string
 	swept                             bool
 }
@@ -28,6 +29,7 @@ func (s *Store) txn(tx *bolt.Tx) *txn {
 		opts: &s.opts, now: s.opts.Now().UnixNano(),
 		headers: b.Bucket(bHeaders), snaps: b.Bucket(bSnaps), events: b.Bucket(bEvents), owners: b.Bucket(bOwners),
 		lots: b.Bucket(bLots), push: b.Bucket(bPush), claims: b.Bucket(bClaims), secrets: b.Bucket(bSecrets), meta: b.Bucket(bMeta),
+		sends: b.Bucket(bSends), taskSends: b.Bucket(bTaskSends),
 	}
 }
 
@@ -110,6 +112,9 @@ func (x *txn) appendEvents(id string, h *header, recs [][]byte) error {
 // remove deletes task id, whose header is h, and every record of it.
 func (x *txn) remove(id string, h *header) error {
 	if err := x.unindex(id, h); err != nil {
+		return err
+	}
+	if err := x.dropSends(id, h.owner); err != nil {
 		return err
 	}
 	for _, b := range []*bolt.Bucket{x.headers, x.snaps, x.push} {
