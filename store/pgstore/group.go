@@ -37,7 +37,9 @@ type writeCall struct {
 	word    string
 	v, last int64
 	hasPush bool
-	err     error
+	// sentTask is the task a claimed send names ("sent", "reused").
+	sentTask string
+	err      error
 }
 
 // send runs group's calls, one round trip when they all go through.
@@ -61,7 +63,7 @@ func (s *Store) send(group []*writeCall) {
 	br := s.pool.SendBatch(ctx, b)
 	var err error
 	for _, c := range group {
-		if err = br.QueryRow().Scan(&c.word, &c.v, &c.last, &c.hasPush); err != nil {
+		if err = br.QueryRow().Scan(&c.word, &c.v, &c.last, &c.hasPush, &c.sentTask); err != nil {
 			break
 		}
 	}
@@ -88,5 +90,5 @@ func (s *Store) send(group []*writeCall) {
 func (s *Store) sendOne(c *writeCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
 	defer cancel()
-	c.err = s.pool.QueryRow(ctx, s.writeSQL, c.args...).Scan(&c.word, &c.v, &c.last, &c.hasPush)
+	c.err = s.pool.QueryRow(ctx, s.writeSQL, c.args...).Scan(&c.word, &c.v, &c.last, &c.hasPush, &c.sentTask)
 }

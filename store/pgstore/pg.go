@@ -184,7 +184,7 @@ func New(opts Options) (*Store, error) {
 		migrating: make(chan struct{}, 1),
 	}
 	s.groups.Max = maxGroup
-	s.writeSQL = s.sql(`SELECT * FROM {s}.write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`)
+	s.writeSQL = s.sql(`SELECT * FROM {s}.write2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`)
 	cfg.ShouldPing = s.shouldPing
 	s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

@@ -75,6 +75,8 @@ CREATE TABLE {s}.handoffs (
 	PRIMARY KEY (scope, kind, seq)
 );
 ` + writeFunc + putPushFunc,
+	// 2: the claims of exactly-once sends, and write2 (sends.go).
+	sendsMigration,
 }
 
 // schemaVersion is the version this build's migrations reach.

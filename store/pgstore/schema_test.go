@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/internal/pgtest"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // Ten replicas starting at once on an empty database: each migrates or
@@ -55,7 +56,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Have != 99 || ve.Want != schemaVersion {
 		t.Fatalf("New on a newer schema: %v, want a VersionError", err)
 	}
-	want := "pgstore: schema later is at version 99, newer than this build's 1"
+	want := "pgstore: schema later is at version 99, newer than this build's 2"
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("message %q, want it to start %q", err, want)
 	}
@@ -85,5 +86,43 @@ func TestCheckSchema(t *testing.T) {
 	var n int
 	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM "MiXed".tasks`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("rows in \"MiXed\".tasks: %d %v", n, err)
+	}
+}
+
+// A schema made by a build of migration 1 (before exactly-once sends)
+// is brought to 2 by the next store to open it: its tasks are kept, the
+// write function of migration 1 is kept for the replicas still running
+// that build, and sends are claimed from then on.
+func TestMigrationFromVersion1(t *testing.T) {
+	dsn := pgtest.Start(t).DSN()
+	ctx := ctx5(t)
+	old := newStore(t, dsn, Options{Schema: "upg"})
+	if _, err := old.Create(ctx, "alice", task("t1", protocol.StateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	// Back to what migration 1 left.
+	if _, err := old.pool.Exec(ctx, `DROP FUNCTION upg.write2; DROP TABLE upg.sends; DELETE FROM upg.schema_version WHERE version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, dsn, Options{Schema: "upg"})
+	if _, err := s.Get(ctx, "alice", "t1"); err != nil {
+		t.Fatalf("a task from before the migration: %v", err)
+	}
+	var have int
+	if err := s.pool.QueryRow(ctx, `SELECT max(version) FROM upg.schema_version`).Scan(&have); err != nil || have != 2 {
+		t.Fatalf("schema version %d (%v), want 2", have, err)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'upg' AND p.proname = 'write'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("migration 1's write function: %d (%v), want kept", n, err)
+	}
+	send := store.Send{MessageID: "m1", Digest: "d1"}
+	if _, err := s.CreateSend(ctx, "alice", send, task("t2", protocol.StateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CreateSend(ctx, "alice", send, task("t3", protocol.StateWorking))
+	var se *store.SentError
+	if !errors.As(err, &se) || !se.Same || se.TaskID != "t2" {
+		t.Fatalf("the retry: %v", err)
 	}
 }

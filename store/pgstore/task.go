@@ -42,7 +42,7 @@ func tsNanos(t time.Time) int64 {
 }
 
 // write runs the write function (write.go) and maps its status word.
-func (s *Store) write(ctx context.Context, create bool, version uint64, owner string, t *protocol.Task, events []protocol.Event) (uint64, int64, error) {
+func (s *Store) write(ctx context.Context, create bool, version uint64, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) (uint64, int64, error) {
 	_, cancel, err := s.op(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -58,8 +58,14 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 	w := &writeCall{args: []any{
 		s.scope, t.ID, create, int64(version), owner, pack.EncodeTask(nil, t), int32(st), kind, tsNanos(t.Status.Timestamp),
 		t.ContextID, s.ttlMillis(kind), int32(s.opts.MaxEventsPerTask), int32(maxOwn), s.opts.Lease.Milliseconds(),
-		s.channel, evs,
+		s.channel, evs, nil, nil, nil,
 	}}
+	if send != nil {
+		w.args[16], w.args[17] = send.MessageID, send.Digest
+		if !send.Until.IsZero() {
+			w.args[18] = send.Until
+		}
+	}
 	s.groups.Do(w, s.send)
 	if w.err != nil {
 		return 0, 0, s.fail(ctx, w.err)
@@ -75,6 +81,8 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 		return 0, 0, store.ErrConflict
 	case "toomany":
 		return 0, 0, store.ErrTooManyEvents
+	case "sent", "reused":
+		return 0, 0, &store.SentError{TaskID: w.sentTask, Same: word == "sent"}
 	case "quota":
 		return 0, 0, &store.LimitError{Err: store.ErrQuota, Limit: "max_tasks_per_owner", Max: int64(s.opts.MaxTasksPerOwner)}
 	default:
@@ -96,6 +104,16 @@ func (s *Store) write(ctx context.Context, create bool, version uint64, owner st
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, nil, t, events)
+}
+
+// CreateSend implements store.Sends.
+func (s *Store) CreateSend(ctx context.Context, owner string, send store.Send, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, &send, t, events)
+}
+
+// create is Create, claiming send unless it is nil.
+func (s *Store) create(ctx context.Context, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) (uint64, error) {
 	if t == nil {
 		return 0, errNoID
 	}
@@ -107,7 +125,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if running {
 		s.lis.expect(t.ID)
 	}
-	v, _, err := s.write(ctx, true, 0, owner, t, events)
+	v, _, err := s.write(ctx, true, 0, owner, send, t, events)
 	if err != nil && running {
 		s.lis.forget(t.ID)
 	}
@@ -116,13 +134,23 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, "", nil, id, version, t, events)
+}
+
+// UpdateSend implements store.Sends.
+func (s *Store) UpdateSend(ctx context.Context, owner string, send store.Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, owner, &send, id, version, t, events)
+}
+
+// update is Update, by owner claiming send unless it is nil.
+func (s *Store) update(ctx context.Context, owner string, send *store.Send, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
 	if t == nil || t.ID != id {
 		return 0, "", errMatchID
 	}
 	if err := checkID(id); err != nil {
 		return 0, "", err
 	}
-	v, last, err := s.write(ctx, false, version, "", t, events)
+	v, last, err := s.write(ctx, false, version, owner, send, t, events)
 	if err != nil || last == 0 {
 		return v, "", err
 	}
