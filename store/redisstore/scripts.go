@@ -52,9 +52,17 @@ end
 // 5 state, 6 timestamp (16 hex), 7 context id, 8 TTL in ms (0: none),
 // 9 max events, 10 max tasks per owner (0: none), 11 key prefix,
 // 12 task id, 13 when a lease taken now lapses (unix ms, the writer's
-// clock, as its renewals and every process's Orphans use), 14 how many
-// secrets the writer holds (k), then k pairs of a secret's key and the
-// writer's value of it (secret.go), then the encoded events.
+// clock, as its renewals and every process's Orphans use), 14 the send's
+// messageId ("" for no claim; the owner is 3, for an Update too), 15 its
+// digest, 16 when the claim lapses (unix ms), 17 how many secrets the
+// writer holds (k), then k pairs of a secret's key and the writer's value
+// of it (secret.go), then the encoded events.
+//
+// A send's claim is a key of its own, {<prefix>}s:<owner length>:<owner>:
+// <messageId>, holding the task id, NUL, the digest, expiring when the
+// claim lapses: a claim whose task hash is gone (expired, evicted) is
+// dead. A live one turns the write into the reply {"sent"|"reused",
+// task id}, with nothing written.
 //
 // The events live in the task hash, event k (from 1) in field "e<k>",
 // with n the count: one key per task, one HSET for the snapshot and the
@@ -75,8 +83,21 @@ const luaWrite = luaCommon + `
 local mode, st, ttl = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[8])
 local maxev, maxown, prefix, id = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
 -- ev0: ARGV[ev0 + k] is event k.
-local nsec = tonumber(ARGV[14])
-local ev0 = 14 + 2 * nsec
+local nsec = tonumber(ARGV[17])
+local ev0 = 17 + 2 * nsec
+local send = ARGV[14]
+local claimKey
+-- claimed returns the reply a live claim of the send makes, or nil.
+local function claimed(owner)
+  claimKey = '{' .. prefix .. '}s:' .. #owner .. ':' .. owner .. ':' .. send
+  local cv = redis.call('GET', claimKey)
+  if not cv then return nil end
+  local sep = string.find(cv, '\0', 1, true)
+  local ctask = string.sub(cv, 1, sep - 1)
+  if redis.call('EXISTS', '{' .. prefix .. '}t:' .. ctask .. ':h') == 0 then return nil end
+  if string.sub(cv, sep + 1) == ARGV[15] then return {'sent', ctask} end
+  return {'reused', ctask}
+end
 local nev = #ARGV - ev0
 -- The server's clock, read only by a write that needs it (an owner's
 -- index): each redis.call costs a script about as much as the command.
@@ -109,6 +130,10 @@ if mode == 'c' then
   else
     quiet = true
   end
+  if send ~= '' then
+    local r = claimed(ARGV[3])
+    if r then return r end
+  end
   if nev > maxev and not terminal(st) then return {'toomany'} end
   owner, n, ver = ARGV[3], 0, 1
   local ix, dl = ixkey(prefix, owner), dlkey(prefix, owner)
@@ -132,7 +157,12 @@ if mode == 'c' then
   end
 else
   local cur = redis.call('HMGET', KEYS[1], 'o', 'v', 'st', 'n', 'ix', 'ps', 'cl')
-  if not cur[1] then return {'notfound'} end
+  if not cur[1] or (send ~= '' and cur[1] ~= ARGV[3]) then return {'notfound'} end
+  -- A retry finds its claim whatever the version has become.
+  if send ~= '' then
+    local r = claimed(cur[1])
+    if r then return r end
+  end
   if cur[2] ~= ARGV[2] then return {'conflict'} end
   owner, n, ver = cur[1], tonumber(cur[4]), tonumber(cur[2]) + 1
   local pst = tonumber(cur[3])
@@ -192,7 +222,7 @@ if running and not wasRunning then
   -- differs (another process made it anew first) is returned, for the
   -- writer to take.
   for j = 1, nsec do
-    local key, val = ARGV[13 + 2 * j], ARGV[14 + 2 * j]
+    local key, val = ARGV[16 + 2 * j], ARGV[17 + 2 * j]
     local cur = redis.call('GET', key)
     if not cur then
       redis.call('SET', key, val)
@@ -219,6 +249,9 @@ if last ~= '' and not quiet then
     end
   end
   redis.call('PUBLISH', prefix .. 'e:' .. id, table.concat(msg))
+end
+if send ~= '' then
+  redis.call('SET', claimKey, id .. '\0' .. ARGV[15], 'PXAT', ARGV[16])
 end
 -- Whether the task has push configs (or had: ps stays once put), so the
 -- writer need not read them for a task that never had one (PushHints);

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -45,14 +46,14 @@ func checkID(id string) error {
 // bench/run.sh's "Chunk latency by store" collects 12-14 times where it
 // did 22-24 (its p99 stayed within the noise); BenchmarkWriteArgs counts
 // the allocations.
-func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol.Task, events []protocol.Event) ([]string, *[]byte) {
+func (s *Store) writeArgs(mode string, version uint64, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) ([]string, *[]byte) {
 	st := t.Status.State
 	maxOwn := s.opts.MaxTasksPerOwner
 	if maxOwn < 0 {
 		maxOwn = 0
 	}
 	sec := s.secrets.writeArgs()
-	args := make([]string, 13, 13+len(sec)+len(events))
+	args := make([]string, 16, 16+len(sec)+len(events))
 	args[0] = mode
 	args[1] = strconv.FormatUint(version, 10)
 	args[2] = owner
@@ -76,6 +77,10 @@ func (s *Store) writeArgs(mode string, version uint64, owner string, t *protocol
 	args[10] = s.base
 	args[11] = t.ID
 	args[12] = strconv.FormatInt(s.lapse(), 10)
+	if send != nil {
+		args[13], args[14] = send.MessageID, send.Digest
+		args[15] = strconv.FormatInt(s.claimLapse(send), 10)
+	}
 	args = append(args, sec...)
 	for i := range events {
 		args = append(args, all[ends[i]:ends[i+1]])
@@ -125,6 +130,12 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string, buf *[]b
 		return 0, "", store.ErrConflict
 	case "toomany":
 		return 0, "", store.ErrTooManyEvents
+	case "sent", "reused":
+		task := ""
+		if len(r) > 1 {
+			task, _ = r[1].ToString()
+		}
+		return 0, "", &store.SentError{TaskID: task, Same: word == "sent"}
 	case "quota":
 		return 0, "", &store.LimitError{Err: store.ErrQuota, Limit: "max_tasks_per_owner", Max: int64(s.opts.MaxTasksPerOwner)}
 	default:
@@ -154,6 +165,16 @@ func (s *Store) runWrite(ctx context.Context, id string, args []string, buf *[]b
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, nil, t, events)
+}
+
+// CreateSend implements store.Sends.
+func (s *Store) CreateSend(ctx context.Context, owner string, send store.Send, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	return s.create(ctx, owner, &send, t, events)
+}
+
+// create is Create, claiming send unless it is nil.
+func (s *Store) create(ctx context.Context, owner string, send *store.Send, t *protocol.Task, events []protocol.Event) (uint64, error) {
 	if t == nil {
 		return 0, errNoID
 	}
@@ -165,7 +186,7 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 	if running {
 		s.sub.expect(t.ID)
 	}
-	args, buf := s.writeArgs("c", 0, owner, t, events)
+	args, buf := s.writeArgs("c", 0, owner, send, t, events)
 	v, _, err := s.runWrite(ctx, t.ID, args, buf)
 	if err == nil {
 		s.noteState(t.ID, st, v)
@@ -177,13 +198,23 @@ func (s *Store) Create(ctx context.Context, owner string, t *protocol.Task, even
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, "", nil, id, version, t, events)
+}
+
+// UpdateSend implements store.Sends.
+func (s *Store) UpdateSend(ctx context.Context, owner string, send store.Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	return s.update(ctx, owner, &send, id, version, t, events)
+}
+
+// update is Update, by owner claiming send unless it is nil.
+func (s *Store) update(ctx context.Context, owner string, send *store.Send, id string, version uint64, t *protocol.Task, events []protocol.Event) (uint64, string, error) {
 	if t == nil || t.ID != id {
 		return 0, "", errMatchID
 	}
 	if err := checkID(id); err != nil {
 		return 0, "", err
 	}
-	args, buf := s.writeArgs("u", version, "", t, events)
+	args, buf := s.writeArgs("u", version, owner, send, t, events)
 	v, last, err := s.runWrite(ctx, id, args, buf)
 	if err == nil {
 		s.noteState(id, t.Status.State, v)
@@ -229,3 +260,18 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*store.Record, error
 
 // isNil reports whether err is a nil reply (a script's false).
 func isNil(err error) bool { return rueidis.IsRedisNil(err) }
+
+var _ store.Sends = (*Store)(nil)
+
+// claimLapse is when send's claim lapses (unix ms): its Until, else
+// when the longer of the store's expiries would drop its task.
+func (s *Store) claimLapse(send *store.Send) int64 {
+	if !send.Until.IsZero() {
+		return send.Until.UnixMilli()
+	}
+	d := max(s.opts.TTL, s.opts.IdleTTL)
+	if d <= 0 {
+		d = DefaultIdleTTL
+	}
+	return time.Now().Add(d).UnixMilli()
+}

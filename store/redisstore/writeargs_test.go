@@ -20,7 +20,7 @@ func BenchmarkWriteArgs(b *testing.B) {
 	evs := []protocol.Event{chunk("hello there"), {Status: &protocol.StatusUpdate{TaskID: t.ID, Status: t.Status, Final: true}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, buf := s.writeArgs("u", 3, "", t, evs)
+		_, buf := s.writeArgs("u", 3, "", nil, t, evs)
 		release(buf)
 	}
 }
@@ -43,7 +43,7 @@ func TestFailedWriteKeepsItsBuffer(t *testing.T) {
 	defer func() { _ = srv.Cmd.Process.Signal(syscall.SIGCONT) }()
 	failed := map[*[]byte]bool{}
 	for range 8 {
-		args, buf := s.writeArgs("u", 1, "", task("t1", protocol.StateWorking), []protocol.Event{chunk("b")})
+		args, buf := s.writeArgs("u", 1, "", nil, task("t1", protocol.StateWorking), []protocol.Event{chunk("b")})
 		if _, _, err := s.runWrite(ctx, "t1", args, buf); err == nil {
 			t.Fatal("a write to a frozen server succeeded")
 		}
