@@ -129,7 +129,13 @@ func testSendsLapse(t *testing.T, s store.Store) {
 // Twenty sends of one message at once: one writes its task, every other
 // gets that task.
 func testSendsRace(t *testing.T, s store.Store) {
-	ss := sends(t, s)
+	RaceSends(t, sends(t, s))
+}
+
+// RaceSends makes one send twenty times at once, spread over stores (the
+// replicas of one shared store): one task is written, and every caller is
+// told of it.
+func RaceSends(t *testing.T, stores ...store.Sends) {
 	ctx := ctxT(t)
 	const n = 20
 	var (
@@ -139,11 +145,9 @@ func testSendsRace(t *testing.T, s store.Store) {
 		tasks = map[string]int{}
 	)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			id := taskID(i)
-			_, err := ss.CreateSend(ctx, "alice", store.Send{MessageID: "m1", Digest: "d1"}, newTask(id, "c1", protocol.StateWorking, base))
+			_, err := stores[i%len(stores)].CreateSend(ctx, "alice", store.Send{MessageID: "m1", Digest: "d1"}, newTask(id, "c1", protocol.StateWorking, base))
 			mu.Lock()
 			defer mu.Unlock()
 			var se *store.SentError
@@ -156,7 +160,7 @@ func testSendsRace(t *testing.T, s store.Store) {
 			default:
 				t.Errorf("send %d: %v", i, err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if len(made) != 1 || tasks[made[0]] != n {
