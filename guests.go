@@ -2,6 +2,7 @@ package caddya2a
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -124,6 +125,35 @@ func takeBackend(st StoreModule, env StoreEnv, scope string) (b *handler.Backend
 		return nil, "", err
 	}
 	return v.(pooledBackend).Backend, key, nil
+}
+
+// checkStoreSettings checks what every built-in store module takes
+// alike: the share name (if any) and the two expiries.
+func checkStoreSettings(share string, ttl, idleTTL caddy.Duration) error {
+	if share != "" {
+		if err := checkShareName(share); err != nil {
+			return fmt.Errorf("share: %w", err)
+		}
+	}
+	switch {
+	case ttl < 0:
+		return errors.New("ttl must be positive")
+	case idleTTL < 0:
+		return errors.New("idle_ttl must be positive")
+	}
+	return nil
+}
+
+// checkMaxBytes checks a store's max_bytes (at most 1TiB: a machine's
+// memory or disk, not one request's).
+func checkMaxBytes(n int64) error {
+	switch {
+	case n < 0:
+		return errors.New("max_bytes must be positive")
+	case n > maxStoreBytes:
+		return errors.New("max_bytes must be at most 1TiB")
+	}
+	return nil
 }
 
 // maxShareName bounds a share name: it is a label, not data.

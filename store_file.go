@@ -1,7 +1,6 @@
 package caddya2a
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -111,22 +110,10 @@ func (m *FileStore) StoreKey() string {
 
 // Validate checks the settings.
 func (m *FileStore) Validate() error {
-	if m.Share != "" {
-		if err := checkShareName(m.Share); err != nil {
-			return fmt.Errorf("share: %w", err)
-		}
+	if err := checkMaxBytes(m.MaxBytes); err != nil {
+		return err
 	}
-	switch {
-	case m.MaxBytes < 0:
-		return errors.New("max_bytes must be positive")
-	case m.MaxBytes > maxStoreBytes:
-		return errors.New("max_bytes must be at most 1TiB")
-	case m.TTL < 0:
-		return errors.New("ttl must be positive")
-	case m.IdleTTL < 0:
-		return errors.New("idle_ttl must be positive")
-	}
-	return nil
+	return checkStoreSettings(m.Share, m.TTL, m.IdleTTL)
 }
 
 // ShareName is the share, "" for none.

@@ -2,7 +2,6 @@ package caddya2a
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -109,24 +108,13 @@ func (m *MemoryStore) StoreKey() string {
 
 // Validate checks the settings.
 func (m *MemoryStore) Validate() error {
-	if m.Share != "" {
-		if err := checkShareName(m.Share); err != nil {
-			return fmt.Errorf("share: %w", err)
-		}
-	}
-	switch {
-	case m.MaxTasks < 0:
+	if m.MaxTasks < 0 {
 		return errors.New("max_tasks must be positive")
-	case m.MaxBytes < 0:
-		return errors.New("max_bytes must be positive")
-	case m.MaxBytes > maxStoreBytes:
-		return errors.New("max_bytes must be at most 1TiB")
-	case m.TTL < 0:
-		return errors.New("ttl must be positive")
-	case m.IdleTTL < 0:
-		return errors.New("idle_ttl must be positive")
 	}
-	return nil
+	if err := checkMaxBytes(m.MaxBytes); err != nil {
+		return err
+	}
+	return checkStoreSettings(m.Share, m.TTL, m.IdleTTL)
 }
 
 // ShareName is the share, "" for none.

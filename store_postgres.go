@@ -143,16 +143,10 @@ func (m *PostgresStore) check() error {
 	if err := pgstore.CheckSchema(m.Schema); err != nil {
 		return fmt.Errorf("schema: %s", strings.TrimPrefix(err.Error(), "pgstore: "))
 	}
-	if m.Share != "" {
-		if err := checkShareName(m.Share); err != nil {
-			return fmt.Errorf("share: %w", err)
-		}
+	if err := checkStoreSettings(m.Share, m.TTL, m.IdleTTL); err != nil {
+		return err
 	}
 	switch {
-	case m.TTL < 0:
-		return errors.New("ttl must be positive")
-	case m.IdleTTL < 0:
-		return errors.New("idle_ttl must be positive")
 	case m.Timeout < 0:
 		return errors.New("timeout must be positive")
 	case m.MaxConns < 0 || m.MaxConns > 1000:

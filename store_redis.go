@@ -149,16 +149,10 @@ func (m *RedisStore) check() error {
 	if _, err := redisstore.CheckURL(m.url, m.Cluster); err != nil {
 		return fmt.Errorf("url: %s", strings.TrimPrefix(err.Error(), "redisstore: "))
 	}
-	if m.Share != "" {
-		if err := checkShareName(m.Share); err != nil {
-			return fmt.Errorf("share: %w", err)
-		}
+	if err := checkStoreSettings(m.Share, m.TTL, m.IdleTTL); err != nil {
+		return err
 	}
 	switch {
-	case m.TTL < 0:
-		return errors.New("ttl must be positive")
-	case m.IdleTTL < 0:
-		return errors.New("idle_ttl must be positive")
 	case m.Timeout < 0:
 		return errors.New("timeout must be positive")
 	case m.PoolSize < 0 || m.PoolSize > 256:
