@@ -1,12 +1,12 @@
 package caddya2a_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -49,13 +49,19 @@ func BenchmarkServeSend(b *testing.B) {
 	if err := h.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	msg := `{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}`
+	// Each send has a messageId of its own, or the module would answer
+	// them as retries of the first (exactly-once sends): the id's digits
+	// are written into the body in place.
+	msg := `{"messageId":"m-000000000000","role":"ROLE_USER","parts":[{"text":"hello"}]}`
 	for _, tc := range []struct{ name, path, body string }{
 		{"jsonrpc-1.0", "/a2a", `{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":` + msg + `}}`},
 		{"rest-1.0", "/a2a/rest/message:send", `{"message":` + msg + `}`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			body := strings.NewReader(tc.body)
+			raw := []byte(tc.body)
+			digits := raw[bytes.Index(raw, []byte("m-0"))+2:][:12]
+			var n uint64
+			body := bytes.NewReader(raw)
 			r := httptest.NewRequest(http.MethodPost, "http://agent.example"+tc.path, body)
 			r.Header.Set("Content-Type", "application/json")
 			r.Header.Set("A2A-Version", "1.0")
@@ -63,7 +69,11 @@ func BenchmarkServeSend(b *testing.B) {
 			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
 			b.ReportAllocs()
 			for b.Loop() {
-				body.Reset(tc.body)
+				n++
+				for i, v := len(digits)-1, n; i >= 0; i, v = i-1, v/10 {
+					digits[i] = byte('0' + v%10)
+				}
+				body.Reset(raw)
 				r.Body = io.NopCloser(body)
 				r.ContentLength = int64(len(tc.body))
 				clear(w.h)

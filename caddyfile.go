@@ -64,6 +64,7 @@ import (
 //			max_artifacts     256
 //			max_tasks_per_owner 1000
 //			max_runs_per_owner  32
+//			dedupe_window       <duration>|off
 //		}
 //		extension <uri> {
 //			required
@@ -324,6 +325,15 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 	}
 	if err := subdirectives(d, "limits", nil, func(key string) error {
 		var err error
+		if key == "dedupe_window" {
+			if l.DedupeWindow, err = oneArg(d); err != nil {
+				return err
+			}
+			if _, err = parseDedupeWindow(l.DedupeWindow); err != nil {
+				return d.Err(err.Error())
+			}
+			return nil
+		}
 		if p, ok := counts[key]; ok {
 			*p, err = countArg(d)
 		} else if p, ok := sizes[key]; ok {
@@ -331,7 +341,7 @@ func (h *Handler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			n, err = sizeArgMax(d, "e.g. 512KiB, at most 1GiB", math.MaxInt)
 			*p = int(n)
 		} else {
-			return unknownSubdirective(d, "limits", key, sortedKeys(counts, sizes))
+			return unknownSubdirective(d, "limits", key, sortedKeys(counts, sizes, map[string]*int{"dedupe_window": nil}))
 		}
 		return err
 	}); err != nil {

@@ -2,10 +2,13 @@ package caddya2a
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/handler"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddyserver/caddy/v2"
 )
 
 // The limits block as the packages below read it: protocol's request
@@ -47,7 +50,25 @@ func (l *Limits) check() error {
 	if l.MaxJSONDepth != 0 && l.MaxJSONDepth < minJSONDepth {
 		return errors.New("limits: max_json_depth must be at least " + strconv.Itoa(minJSONDepth))
 	}
-	return nil
+	var err error
+	l.dedupe, err = parseDedupeWindow(l.DedupeWindow)
+	return err
+}
+
+// parseDedupeWindow reads dedupe_window as handler.Options.DedupeWindow
+// takes it: 0 for the default, negative for off.
+func parseDedupeWindow(s string) (time.Duration, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := caddy.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("limits: dedupe_window: want a positive duration or off, got %q", s)
+	}
+	return d, nil
 }
 
 // protocolLimits is the codec's view of l (zero fields: defaults).
@@ -82,6 +103,7 @@ func (l *Limits) apply(o *handler.Options) {
 	o.MaxRunEvents = l.MaxRunEvents
 	o.MaxArtifacts = l.MaxArtifacts
 	o.MaxRunsPerOwner = l.MaxRunsPerOwner
+	o.DedupeWindow = l.dedupe
 }
 
 // tasksPerOwner is MaxTasksPerOwner for the store (0: its default).

@@ -165,6 +165,8 @@ var (
 	requestDurationOpts = prometheus.HistogramOpts{Namespace: "caddy", Subsystem: "a2a", Name: "request_duration_seconds",
 		Help:    "Time to answer an A2A request (for a stream, to set it up), by server, operation and binding.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}
+	sendsDeduplicatedOpts = prometheus.CounterOpts{Namespace: "caddy", Subsystem: "a2a", Name: "sends_deduplicated_total",
+		Help: "Sends answered from the task of an earlier send of the same message under the same messageId (exactly-once sends), without calling the agent, by server."}
 )
 
 // requestMetrics counts a mount's requests. Each label set's counter is
@@ -175,6 +177,8 @@ type requestMetrics struct {
 	server   string
 	counters [numBindings][protocol.V10 + 1][protocol.NumMethods][]atomic.Pointer[prometheus.Counter]
 	duration [numBindings][protocol.NumMethods]prometheus.Observer
+	// deduplicated counts the sends answered as retries.
+	deduplicated prometheus.Counter
 }
 
 func newRequestMetrics(reg prometheus.Registerer, server string) (*requestMetrics, error) {
@@ -186,7 +190,11 @@ func newRequestMetrics(reg prometheus.Registerer, server string) (*requestMetric
 	if err != nil {
 		return nil, err
 	}
-	m := &requestMetrics{total: total, server: server}
+	dedup, err := register(reg, prometheus.NewCounterVec(sendsDeduplicatedOpts, []string{"server"}))
+	if err != nil {
+		return nil, err
+	}
+	m := &requestMetrics{total: total, server: server, deduplicated: dedup.WithLabelValues(server)}
 	for b := range numBindings {
 		for v := range m.counters[b] {
 			for op := range m.counters[b][v] {
@@ -208,6 +216,9 @@ func (m *requestMetrics) observe(b int, info *handler.RequestInfo, d time.Durati
 		op, v = 0, 0
 	}
 	m.duration[b][op].Observe(d.Seconds())
+	if info.Deduplicated {
+		m.deduplicated.Inc()
+	}
 	ci := codeIndex(info.Code)
 	slot := &m.counters[b][v][op][ci]
 	c := slot.Load()

@@ -43,6 +43,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/inspector"
 	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 func init() {
@@ -261,7 +262,7 @@ type Handler struct {
 	requests *requestMetrics
 	// storeOps is the backend's store, counting its operations (nil
 	// without a registry): the service's store, so runs count too.
-	storeOps *meteredStore
+	storeOps store.Store
 	// pushOps counts push deliveries (nil without push or metrics).
 	pushOps *pushMetrics
 	// extCard is the extended card of a static card (checked with it);
@@ -348,6 +349,15 @@ type Limits struct {
 	// send over it is refused with -32080. Anonymous callers are not
 	// counted per caller. Default: 32.
 	MaxRunsPerOwner int `json:"max_runs_per_owner,omitempty"`
+	// DedupeWindow is how long a send's messageId is remembered for its
+	// caller (exactly-once sends): a retry of the send within it, on any
+	// replica sharing the store, is answered from the first send's task
+	// and does not call the agent; another message under the id is
+	// -32602. A duration, or "off" to run every send. Default: as long as
+	// the first send's task is kept (the store's ttl and idle_ttl).
+	DedupeWindow string `json:"dedupe_window,omitempty"`
+	// dedupe is DedupeWindow as the service takes it (check).
+	dedupe time.Duration
 }
 
 // minJSONDepth is the smallest max_json_depth that leaves room for a

@@ -26,6 +26,8 @@ import (
 //	{http.a2a.context_id}  its context
 //	{http.a2a.task_state}  its state in the answer (a stream's: at its start)
 //	{http.a2a.error_code}  the A2A error code answered (none when it is not one)
+//	{http.a2a.deduplicated} true for a send answered as a retry of an earlier
+//	                       one (exactly-once sends), false for any other request
 //
 // One provider, read when a placeholder is asked for: it reads what the
 // binding and the service have learnt so far, and nothing is boxed for a
@@ -100,6 +102,8 @@ func (p *a2aRequest) get(key string) (any, bool) {
 		if i.Code != 0 {
 			return strconv.Itoa(i.Code), true
 		}
+	case "deduplicated":
+		return strconv.FormatBool(i.Deduplicated), true
 	}
 	return "", true
 }

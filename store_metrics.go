@@ -43,6 +43,7 @@ const (
 	outcomeQuota
 	outcomeLimit
 	outcomeInvalid
+	outcomeSent
 	outcomeCanceled
 	outcomeClosed
 	outcomeError
@@ -50,7 +51,7 @@ const (
 )
 
 var storeOutcomeNames = [numStoreOutcomes]string{"ok", "not_found", "conflict", "exists", "full", "quota",
-	"limit", "invalid", "canceled", "closed", "error"}
+	"limit", "invalid", "sent", "canceled", "closed", "error"}
 
 // storeOutcome classifies the error of a store operation.
 func storeOutcome(err error) int {
@@ -71,6 +72,8 @@ func storeOutcome(err error) int {
 		return outcomeLimit
 	case errors.Is(err, store.ErrBadEventID), errors.Is(err, store.ErrBadPageToken):
 		return outcomeInvalid
+	case errors.Is(err, store.ErrSent):
+		return outcomeSent
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return outcomeCanceled
 	case errors.Is(err, store.ErrClosed):
@@ -93,12 +96,37 @@ type meteredStore struct {
 
 // newMeteredStore registers (or finds) the collector in reg and wraps st,
 // whose module is named name (the store label).
-func newMeteredStore(reg prometheus.Registerer, name string, st store.Store) (*meteredStore, error) {
+// A store that claims sends (store.Sends) is wrapped as meteredSends.
+func newMeteredStore(reg prometheus.Registerer, name string, st store.Store) (store.Store, error) {
 	total, err := register(reg, prometheus.NewCounterVec(storeOperationsOpts, []string{"store", "op", "outcome"}))
 	if err != nil {
 		return nil, err
 	}
-	return &meteredStore{Store: st, total: total, name: name}, nil
+	m := &meteredStore{Store: st, total: total, name: name}
+	if s, ok := store.As[store.Sends](st); ok {
+		return &meteredSends{meteredStore: m, sends: s}, nil
+	}
+	return m, nil
+}
+
+// meteredSends is a meteredStore over a store that claims sends: the
+// writes that claim count as the create or update they are, a send
+// already claimed under the "sent" outcome.
+type meteredSends struct {
+	*meteredStore
+	sends store.Sends
+}
+
+// CreateSend implements store.Sends.
+func (m *meteredSends) CreateSend(ctx context.Context, owner string, send store.Send, t *protocol.Task, events ...protocol.Event) (uint64, error) {
+	v, err := m.sends.CreateSend(ctx, owner, send, t, events...)
+	return v, m.count(opCreate, err)
+}
+
+// UpdateSend implements store.Sends.
+func (m *meteredSends) UpdateSend(ctx context.Context, owner string, send store.Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error) {
+	v, last, err := m.sends.UpdateSend(ctx, owner, send, id, version, t, events...)
+	return v, last, m.count(opUpdate, err)
 }
 
 // count counts one operation op that ended with err, and returns err.

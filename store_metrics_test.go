@@ -2,6 +2,7 @@ package caddya2a
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,9 +21,13 @@ func TestMeteredStoreCountsOutcomes(t *testing.T) {
 	mem := memory.New(memory.Options{})
 	defer mem.Close()
 	reg := prometheus.NewRegistry()
-	m, err := newMeteredStore(reg, "memory", mem)
+	st, err := newMeteredStore(reg, "memory", mem)
 	if err != nil {
 		t.Fatal(err)
+	}
+	m, ok := st.(*meteredSends)
+	if !ok {
+		t.Fatalf("the memory store, which claims sends, is metered as %T", st)
 	}
 	task := &protocol.Task{ID: "t1", ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking}}
 	v, err := m.Create(ctx, "o", task)
@@ -44,9 +49,26 @@ func TestMeteredStoreCountsOutcomes(t *testing.T) {
 	if _, err := m.Get(ctx, "o", "t1"); err != nil {
 		t.Fatal(err)
 	}
+	// A send claimed, then sent again: the retry is "sent".
+	send := store.Send{MessageID: "m", Digest: "d"}
+	t2 := &protocol.Task{ID: "t2", ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking}}
+	if _, err := m.CreateSend(ctx, "o", send, t2); err != nil {
+		t.Fatal(err)
+	}
+	t3 := *t2
+	t3.ID = "t3"
+	if _, err := m.CreateSend(ctx, "o", send, &t3); !errors.Is(err, store.ErrSent) {
+		t.Fatalf("a retried send: %v, want store.ErrSent", err)
+	}
+	if _, _, err := m.UpdateSend(ctx, "o", send, "t2", 0, t2); !errors.Is(err, store.ErrSent) {
+		t.Fatalf("a retried send as an update: %v, want store.ErrSent", err)
+	}
+	if s, ok := store.As[store.Sends](st); !ok || s != store.Sends(m) {
+		t.Error("store.As does not find the metered store's Sends first")
+	}
 	want := map[[2]string]float64{
-		{"create", "ok"}: 1, {"create", "exists"}: 1, {"get", "not_found"}: 1, {"get", "ok"}: 1,
-		{"update", "conflict"}: 1, {"events", "invalid"}: 1,
+		{"create", "ok"}: 2, {"create", "exists"}: 1, {"get", "not_found"}: 1, {"get", "ok"}: 1,
+		{"update", "conflict"}: 1, {"events", "invalid"}: 1, {"create", "sent"}: 1, {"update", "sent"}: 1,
 	}
 	for k, n := range want {
 		c, err := m.total.GetMetricWithLabelValues("memory", k[0], k[1])

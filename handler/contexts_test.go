@@ -39,12 +39,12 @@ func TestContextKeyFetchedWhenFirstNeeded(t *testing.T) {
 		}
 	})
 	alice := Caller{Owner: "alice"}
-	send := func() (protocol.Event, *protocol.Error) {
-		m := userMessage("m", "hello")
+	send := func(id string) (protocol.Event, *protocol.Error) {
+		m := userMessage(id, "hello")
 		m.ContextID = "c1"
 		return svc.SendMessage(context.Background(), alice, &protocol.SendParams{Message: m, Blocking: true})
 	}
-	if _, perr := send(); perr == nil || perr.Code != protocol.CodeInternal {
+	if _, perr := send("m-0"); perr == nil || perr.Code != protocol.CodeInternal {
 		t.Fatalf("with the key unavailable: %v, want -32603", perr)
 	}
 	page, err := svc.opts.Store.List(context.Background(), "alice", store.ListQuery{})
@@ -52,8 +52,8 @@ func TestContextKeyFetchedWhenFirstNeeded(t *testing.T) {
 		t.Fatalf("a failed send left tasks: %+v %v", page, err)
 	}
 	down.Store(false)
-	for range 2 {
-		ev, perr := send()
+	for _, id := range []string{"m-1", "m-2"} {
+		ev, perr := send(id)
 		if perr != nil || ev.Task.Status.State != protocol.StateCompleted {
 			t.Fatalf("send: %+v, %v", ev.Task, perr)
 		}

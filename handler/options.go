@@ -77,6 +77,14 @@ type Options struct {
 	// echoed under the same header and passed to the agent. A request
 	// that does not activate a required one is -32008.
 	Extensions []protocol.Extension
+	// DedupeWindow is how long a send's messageId is remembered for its
+	// owner (exactly-once sends, sends.go): a send of the same message
+	// under the same id within it is answered from the first send's task
+	// and does not call the agent, and another message under it is
+	// -32602. 0: as long as the first send's task is kept; negative:
+	// sends are not deduplicated. A store without store.Sends does not
+	// deduplicate either.
+	DedupeWindow time.Duration
 	// Reply is what a send answers with: a Task (ReplyTask, the default),
 	// one Message with no task stored (ReplyMessage), or either, as the
 	// agent answers each turn (ReplyAuto).

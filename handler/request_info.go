@@ -21,6 +21,10 @@ type RequestInfo struct {
 	// changed, as the answer gave it.
 	TaskID, ContextID string
 	State             protocol.TaskState
+	// Deduplicated: the request was a send of a message its owner had
+	// sent before under the same messageId, answered from the first
+	// send's task without calling the agent.
+	Deduplicated bool
 }
 
 // SetMethod records the operation and version.

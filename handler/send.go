@@ -32,6 +32,9 @@ type started struct {
 	// events are the events the send wrote (its push notifications).
 	events []protocol.Event
 	run    *run
+	// retryOf is set instead of the rest for a send its owner made
+	// before (sends.go): the id of the task it started, which answers it.
+	retryOf string
 }
 
 // prepareSend validates a send and creates or continues its task. The run
@@ -67,9 +70,9 @@ func (s *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	default:
 		st, perr = s.continueTask(ctx, c, p)
 	}
-	if perr != nil {
+	if perr != nil || st.retryOf != "" {
 		s.opts.Runner.release(c.Owner)
-		return started{}, perr
+		return st, perr
 	}
 	if st.run.deferred == nil {
 		s.taskWritten(ctx, c, p.Push, &st)
@@ -168,8 +171,17 @@ func mediaAccepted(modes []string, mt string) bool {
 // starts from the submitted task and relays the run's working status.
 func (s *Service) createTask(ctx context.Context, c Caller, p *protocol.SendParams, working bool) (started, *protocol.Error) {
 	st := s.newTask(c, p, working)
-	v, err := s.opts.Store.Create(ctx, c.Owner, st.run.task, st.events...)
+	var v uint64
+	var err error
+	if send, ok := s.sendClaim(&p.Message); ok {
+		v, err = s.sends.CreateSend(ctx, c.Owner, send, st.run.task, st.events...)
+	} else {
+		v, err = s.opts.Store.Create(ctx, c.Owner, st.run.task, st.events...)
+	}
 	if err != nil {
+		if id, perr, ok := sentAnswer(err); ok {
+			return started{retryOf: id}, perr
+		}
 		return started{}, storeError(c.log(s.log), "create task", st.task.ID, err)
 	}
 	st.run.version = v
@@ -222,11 +234,20 @@ func (s *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 			return started{}, protocol.ErrInvalidParams("The contextId does not match the task's",
 				protocol.FieldViolation{Field: "message.contextId", Description: "does not match the task's contextId"})
 		}
+		var refused *protocol.Error
 		switch st := t.Status.State; {
 		case st.Terminal():
-			return started{}, protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
+			refused = protocol.ErrUnsupportedOperation("Task is in a terminal state and cannot accept messages")
 		case !st.Interrupted():
-			return started{}, protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
+			refused = protocol.ErrUnsupportedOperation("Task is still running and cannot accept messages until it asks for input")
+		}
+		if refused != nil {
+			// A retry of the message that started the turn finds the task
+			// past it: it is answered as a retry, not refused.
+			if st, perr, ok := s.claimedTurn(ctx, c, p, rec); ok {
+				return st, perr
+			}
+			return started{}, refused
 		}
 		msg := p.Message
 		msg.ContextID = t.ContextID
@@ -237,9 +258,18 @@ func (s *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 		earlier := slices.Clip(t.History[:len(t.History)-1])
 		t.Status = protocol.TaskStatus{State: protocol.StateWorking, Timestamp: time.Now().UTC()}
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
-		v, last, err := s.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
+		var v uint64
+		var last string
+		if send, ok := s.sendClaim(&p.Message); ok {
+			v, last, err = s.sends.UpdateSend(ctx, c.Owner, send, t.ID, rec.Version, &t, ev)
+		} else {
+			v, last, err = s.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)
+		}
 		if errors.Is(err, store.ErrConflict) {
 			continue
+		}
+		if id, perr, ok := sentAnswer(err); ok {
+			return started{retryOf: id}, perr
 		}
 		if err != nil {
 			return started{}, storeError(c.log(s.log), "continue task", id, err)
@@ -322,6 +352,10 @@ func (s *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 	st, perr := s.prepareSend(ctx, c, p, false)
 	if perr != nil {
 		return protocol.Event{}, perr
+	}
+	if st.retryOf != "" {
+		t, perr := s.retriedTask(ctx, c, p, st.retryOf)
+		return protocol.Event{Task: t}, perr
 	}
 	if perr := s.startRun(&st); perr != nil {
 		return protocol.Event{}, perr

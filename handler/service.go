@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
 )
 
 // Caller is who makes a request, as the binding resolved it.
@@ -65,6 +66,9 @@ type Service struct {
 	// key is the context key new runs derive under (Options.ContextKey,
 	// or what Options.ContextKeyFunc gave last).
 	key atomic.Pointer[[]byte]
+	// sends claims the sends of new turns (Options.DedupeWindow); nil:
+	// they are not deduplicated.
+	sends store.Sends
 }
 
 // New checks o, fills its defaults and returns the service.
@@ -161,6 +165,9 @@ func New(o Options) (*Service, error) {
 		e.key.Store(&o.ContextKey)
 	}
 	e.ext.Store(&ext)
+	if o.DedupeWindow >= 0 {
+		e.sends, _ = store.As[store.Sends](o.Store)
+	}
 	e.runLimits = runLimits{
 		history:      o.MaxHistory,
 		historyBytes: o.MaxHistoryBytes,

@@ -119,6 +119,9 @@ func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 	if perr != nil {
 		return nil, perr
 	}
+	if st.retryOf != "" {
+		return s.retriedStream(ctx, c, p, st.retryOf)
+	}
 	if st.run.deferred != nil {
 		if perr := s.startRun(&st); perr != nil {
 			return nil, perr
@@ -299,6 +302,10 @@ func (st *Stream) framed(ev *protocol.Event) *protocol.Event {
 	return &protocol.Event{Status: &cu}
 }
 
+// heartbeater is what a wait for events writes while none come: an
+// EventWriter's heartbeat, or nothing (quietBeat).
+type heartbeater interface{ Heartbeat() error }
+
 // errUnloaded ends a stream whose config was unloaded.
 var errUnloaded = errors.New("handler: config unloaded")
 
@@ -308,7 +315,7 @@ var errUnloaded = errors.New("handler: config unloaded")
 // the task's channel, the stream's one timer, ctx and the unload: an idle
 // stream holds no context, timer or goroutine of its own per wait. A
 // store.Tailer hands the stream the events it heard, with no read.
-func (s *Service) waitEvents(ctx context.Context, st *Stream, w EventWriter, id, after string) ([]store.StoredEvent, error) {
+func (s *Service) waitEvents(ctx context.Context, st *Stream, w heartbeater, id, after string) ([]store.StoredEvent, error) {
 	n, ok := store.As[store.Notifier](s.opts.Store)
 	if !ok {
 		return s.waitEventsBlocking(ctx, w, id, after)
@@ -351,7 +358,7 @@ func (s *Service) waitEvents(ctx context.Context, st *Stream, w EventWriter, id,
 
 // waitEventsBlocking is waitEvents for a store without EventsReady: a
 // blocking Events call per heartbeat interval.
-func (s *Service) waitEventsBlocking(ctx context.Context, w EventWriter, id, after string) ([]store.StoredEvent, error) {
+func (s *Service) waitEventsBlocking(ctx context.Context, w heartbeater, id, after string) ([]store.StoredEvent, error) {
 	ctx, cancel := s.withUnload(ctx)
 	defer cancel()
 	for {

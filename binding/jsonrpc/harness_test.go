@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -345,3 +347,10 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 
 // runnerIdle reports whether no run is going.
 func runnerIdle(r *handler.Runner) bool { return r.Running() == 0 }
+
+// midSeq numbers the messageIds of mid.
+var midSeq atomic.Uint64
+
+// mid is a new messageId: a client makes one per message, and a send
+// under a used one is a retry (exactly-once sends).
+func mid() string { return "m-" + strconv.FormatUint(midSeq.Add(1), 10) + "x" }

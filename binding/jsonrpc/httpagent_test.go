@@ -116,7 +116,7 @@ func TestHTTPAgentStreamsWithoutBuffering(t *testing.T) {
 		}
 		io.WriteString(w, `{"text":"chunk 2"}`+"\n"+`{"status":"completed"}`+"\n")
 	})
-	s := h.openStream(t, req{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")})
+	s := h.openStream(t, req{version: "1.0", body: sendV10("SendStreamingMessage", mid(), "", "")})
 	s.event(t) // task
 	s.event(t) // working
 	_, m := s.event(t)
@@ -139,7 +139,7 @@ func TestHTTPAgentCancelAbortsRequest(t *testing.T) {
 		http.NewResponseController(w).Flush()
 		<-r.Context().Done()
 	})
-	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", mid(), "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	c := nextCall(t, calls)
 	resp = h.rpc(req{version: "1.0", body: rpcCall("CancelTask", `{"id":"`+id+`"}`)})
@@ -175,7 +175,7 @@ func TestHTTPAgentErrorsStayInTheLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := httpAgentHarness(t, func(w http.ResponseWriter, _ *http.Request, _ int) { tc.serve(w) })
-			ctxResp := h.post(t.Context(), req{version: "1.0", body: sendV10("SendMessage", "m", "", "")})
+			ctxResp := h.post(t.Context(), req{version: "1.0", body: sendV10("SendMessage", mid(), "", "")})
 			defer ctxResp.Body.Close()
 			raw := string(readAll(t, ctxResp))
 			if strings.Contains(raw, "hunter2") {
@@ -199,8 +199,8 @@ func TestHTTPAgentPlainAnswerIsOneArtifactUpdate(t *testing.T) {
 		io.WriteString(w, "all at once")
 	})
 	for _, v := range []struct{ version, body, result, artifact string }{
-		{"1.0", sendV10("SendStreamingMessage", "m", "", ""), "artifactUpdate", ""},
-		{"", sendV03("message/stream", "m", "", ""), "", "artifact-update"},
+		{"1.0", sendV10("SendStreamingMessage", mid(), "", ""), "artifactUpdate", ""},
+		{"", sendV03("message/stream", mid(), "", ""), "", "artifact-update"},
 	} {
 		s := h.openStream(t, req{version: v.version, body: v.body})
 		_, ms := s.rest(t)

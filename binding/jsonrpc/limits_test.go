@@ -127,7 +127,7 @@ func TestLimitsRefuseAndLoseNothing(t *testing.T) {
 					h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits; o.MaxJSONDepth = testMaxDepth })
 					method, version, field := "SendMessage", "1.0", c.field
 					body := func(extraMsg string) string {
-						return rpcCall(method, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[`+c.v10Parts+`]`+c.extra+extraMsg+`}}`)
+						return rpcCall(method, `{"message":{"messageId":"`+mid()+`","role":"ROLE_USER","parts":[`+c.v10Parts+`]`+c.extra+extraMsg+`}}`)
 					}
 					if streaming {
 						method = "SendStreamingMessage"
@@ -138,7 +138,7 @@ func TestLimitsRefuseAndLoseNothing(t *testing.T) {
 							method = "message/stream"
 						}
 						body = func(extraMsg string) string {
-							return rpcCall(method, `{"message":{"kind":"message","messageId":"m","role":"user","parts":[`+c.v03Part+`]`+c.extra+extraMsg+`}}`)
+							return rpcCall(method, `{"message":{"kind":"message","messageId":"`+mid()+`","role":"user","parts":[`+c.v03Part+`]`+c.extra+extraMsg+`}}`)
 						}
 					}
 					if c.name == "file" {
@@ -192,7 +192,7 @@ func TestLimitsAtTheLimitAccepted(t *testing.T) {
 		`"parts":[{"text":"12345678"},{"raw":"` + raw + `","metadata":{"k":"12345678"}}],"metadata":{"k":"12345678"}`,
 		`"parts":[{"data":` + deep + `}]`,
 	} {
-		resp := h.rpc(req{version: "1.0", body: rpcCall("SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER",`+msg+`}}`)})
+		resp := h.rpc(req{version: "1.0", body: rpcCall("SendMessage", `{"message":{"messageId":"`+mid()+`","role":"ROLE_USER",`+msg+`}}`)})
 		if str(t, resp, "result", "task", "status", "state") != "TASK_STATE_COMPLETED" {
 			t.Fatalf("refused at the limit: %v", resp)
 		}
@@ -202,7 +202,7 @@ func TestLimitsAtTheLimitAccepted(t *testing.T) {
 func TestLimitsCancelMetadata(t *testing.T) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, func(o *handler.Options) { o.Limits = testLimits })
-	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
+	resp := h.rpc(req{version: "1.0", body: sendV10("SendMessage", mid(), "", `{"returnImmediately":true}`)})
 	id := str(t, resp, "result", "task", "id")
 	run := agent.Next(t)
 	before := h.snapshot("", id)

@@ -102,8 +102,8 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 
 			var ids []string
 			for _, r := range []req{
-				{version: "1.0", body: sendV10("SendMessage", "m", "", "")},
-				{body: sendV03("message/send", "m", "", "")},
+				{version: "1.0", body: sendV10("SendMessage", mid(), "", "")},
+				{body: sendV03("message/send", mid(), "", "")},
 			} {
 				// Not exchange: its short deadline is too close to the agent
 				// timeout on a loaded machine.
@@ -118,8 +118,8 @@ func TestUpstreamMisbehaviour(t *testing.T) {
 				ids = append(ids, str(t, task, "id"))
 			}
 			for _, r := range []req{
-				{version: "1.0", body: sendV10("SendStreamingMessage", "m", "", "")},
-				{body: sendV03("message/stream", "m", "", "")},
+				{version: "1.0", body: sendV10("SendStreamingMessage", mid(), "", "")},
+				{body: sendV03("message/stream", mid(), "", "")},
 			} {
 				s := h.openStream(t, r)
 				fs, ms := s.rest(t)

@@ -54,7 +54,7 @@ func TestSendInputModes(t *testing.T) {
 		{"pdf", `[{"url":"https://e.x/a.pdf","mediaType":"application/pdf"}]`, -32005},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := rpcCall("SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":`+tc.parts+`}}`)
+			body := rpcCall("SendMessage", `{"message":{"messageId":"`+mid()+`","role":"ROLE_USER","parts":`+tc.parts+`}}`)
 			resp := h.rpc(req{version: "1.0", body: body})
 			if tc.code == 0 {
 				if !has(resp, "result", "task") {
@@ -73,7 +73,7 @@ func TestSendBlockingClientGone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		hr, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL, strings.NewReader(sendV10("SendMessage", "m", "", "")))
+		hr, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL, strings.NewReader(sendV10("SendMessage", mid(), "", "")))
 		hr.Header.Set("A2A-Version", "1.0")
 		resp, err := h.srv.Client().Do(hr)
 		if err == nil {

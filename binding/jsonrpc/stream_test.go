@@ -158,7 +158,7 @@ func assertIncreasing(t testing.TB, ids []string) {
 // and the run the agent got.
 func startTask(t testing.TB, h *harness, agent *fakeAgent) (string, *fakeRun) {
 	t.Helper()
-	r := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", `{"returnImmediately":true}`)})
+	r := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", mid(), "", `{"returnImmediately":true}`)})
 	return str(t, r, "result", "task", "id"), agent.Next(t)
 }
 
@@ -253,7 +253,7 @@ func testStreamClientDisconnect(t *testing.T, wait func(*handler.Options)) {
 	agent := controlledAgent()
 	h := newHarness(t, agent, wait)
 	ctx, cancel := context.WithCancel(context.Background())
-	resp := h.post(ctx, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", "", "")})
+	resp := h.post(ctx, req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", mid(), "", "")})
 	s := newSSEReader(t, resp)
 	_, m := s.event(t)
 	id := str(t, m, "result", "task", "id")
@@ -317,10 +317,10 @@ func testStreamHeartbeat(t *testing.T, wait func(*handler.Options)) {
 
 func TestStreamErrors(t *testing.T) {
 	h := newHarness(t, scriptAgent(text("x")))
-	done := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")})
+	done := h.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", mid(), "", "")})
 	doneID := str(t, done, "result", "task", "id")
 	inputReq := newHarness(t, scriptAgent(status(protocol.StateInputRequired, "?")))
-	ir := inputReq.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", "m", "", "")})
+	ir := inputReq.rpc(req{version: "1.0", owner: "alice", body: sendV10("SendMessage", mid(), "", "")})
 	irID := str(t, ir, "result", "task", "id")
 
 	for _, tc := range []struct {
@@ -336,8 +336,8 @@ func TestStreamErrors(t *testing.T) {
 		{"terminal", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{"id":"`+doneID+`"}`)}, -32004, true, "UNSUPPORTED_OPERATION"},
 		{"terminal 0.3", req{owner: "alice", body: rpcCall("tasks/resubscribe", `{"id":"`+doneID+`"}`)}, -32004, false, ""},
 		{"bad params", req{version: "1.0", owner: "alice", body: rpcCall("SubscribeToTask", `{}`)}, -32602, true, ""},
-		{"version", req{body: sendV10("SendStreamingMessage", "m", "", "")}, -32009, true, "VERSION_NOT_SUPPORTED"},
-		{"send to terminal", req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", "m", `,"taskId":"`+doneID+`"`, "")}, -32004, true, "UNSUPPORTED_OPERATION"},
+		{"version", req{body: sendV10("SendStreamingMessage", mid(), "", "")}, -32009, true, "VERSION_NOT_SUPPORTED"},
+		{"send to terminal", req{version: "1.0", owner: "alice", body: sendV10("SendStreamingMessage", mid(), `,"taskId":"`+doneID+`"`, "")}, -32004, true, "UNSUPPORTED_OPERATION"},
 		{"params not object", req{body: rpcCall("message/stream", `"x"`)}, -32602, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,8 +28,8 @@ func TestURLPartsPassedThroughNeverFetched(t *testing.T) {
 	for _, tc := range []struct {
 		name, version, body string
 	}{
-		{"v10", "1.0", rpcCall("SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"url":"`+uri+`","mediaType":"image/png","filename":"a b.png"}]}}`)},
-		{"v03", "", rpcCall("message/send", `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file","file":{"uri":"`+uri+`","mimeType":"image/png","name":"a b.png"}}]}}`)},
+		{"v10", "1.0", rpcCall("SendMessage", `{"message":{"messageId":"`+mid()+`","role":"ROLE_USER","parts":[{"url":"`+uri+`","mediaType":"image/png","filename":"a b.png"}]}}`)},
+		{"v03", "", rpcCall("message/send", `{"message":{"kind":"message","messageId":"`+mid()+`","role":"user","parts":[{"kind":"file","file":{"uri":"`+uri+`","mimeType":"image/png","name":"a b.png"}}]}}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := h.rpc(req{version: tc.version, body: tc.body})

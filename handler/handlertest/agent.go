@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ type Agent struct {
 	// Runs hands the unscripted runs to the test; nil: none expected.
 	Runs chan *AgentRun
 	reqs chan *upstream.RunRequest
+	// calls counts the calls of Run.
+	calls atomic.Int64
 }
 
 // Step is one thing a run yields: an event, or an error that breaks the
@@ -60,6 +63,7 @@ func (a *Agent) PlayAlways(steps ...Step) {
 
 // Run implements upstream.Agent.
 func (a *Agent) Run(ctx context.Context, req *upstream.RunRequest) (upstream.Stream, error) {
+	a.calls.Add(1)
 	if a.RunErr != nil {
 		return nil, a.RunErr
 	}

@@ -114,6 +114,10 @@ var scenarios = []scenario{
 	{"SubscribeRefusals", nil, testSubscribeRefusals},
 	{"SubscribeLastEventIDPastEnd", nil, testSubscribePastEnd},
 	{"StreamingOff", streamingOff, testStreamingOff},
+	{"SendsRetried", nil, testSendsRetried},
+	{"SendsConcurrent", nil, testSendsConcurrent},
+	{"SendsReusedID", nil, testSendsReusedID},
+	{"SendsRetriedTurn", nil, testSendsRetriedTurn},
 	{"MessageReply", messageReplies, testMessageReply},
 	{"DirectAnswer", directAnswers, testDirectAnswer},
 }

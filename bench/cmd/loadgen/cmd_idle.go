@@ -284,7 +284,7 @@ func createAuthTasks(rpc string, n, conns int) ([]string, error) {
 				}
 				err := func() error {
 					req, addr, err := rpcRequest(rpc, "SendMessage",
-						fmt.Sprintf(`{"message":{"messageId":"idle-%d-%d","role":"ROLE_USER","parts":[{"text":"sign me in"}]}}`, w, i), false)
+						fmt.Sprintf(`{"message":{"messageId":"idle-%s-%d-%d","role":"ROLE_USER","parts":[{"text":"sign me in"}]}}`, runID, w, i), false)
 					if err != nil {
 						return err
 					}

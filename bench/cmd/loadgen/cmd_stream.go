@@ -109,7 +109,7 @@ func chunkStamp(line []byte) (int64, error) {
 // head says it is one; closeConn ends the connection.
 func openStream(rpcURL, msgID string) (sr *sseReader, closeConn func(), err error) {
 	req, addr, err := rpcRequest(rpcURL, "SendStreamingMessage",
-		fmt.Sprintf(`{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"go"}]}}`, msgID), true)
+		fmt.Sprintf(`{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"go"}]}}`, msgID+"-"+runID), true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -101,7 +101,7 @@ func TestReadAgentStream(t *testing.T) {
 			}
 		}
 		err := json.NewDecoder(r.Body).Decode(&req)
-		if err != nil || r.URL.Path != "/rpc" || req.Method != "SendStreamingMessage" || req.Params.Message.MessageID != "g-9" ||
+		if err != nil || r.URL.Path != "/rpc" || req.Method != "SendStreamingMessage" || req.Params.Message.MessageID != "g-9-"+runID ||
 			req.Params.Message.Role != "ROLE_USER" || r.Header.Get("A2A-Version") != "1.0" || r.Header.Get("Accept") != "text/event-stream" {
 			http.Error(w, fmt.Sprint(req, err, r.Header), http.StatusBadRequest)
 			return

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is what a target speaks, which decides the request the generator
@@ -44,7 +45,16 @@ func parseKind(s string) (Kind, error) {
 type requestBuilder struct {
 	kind Kind
 	head []byte // request line and fixed headers, up to Content-Length
+	// run is runID, the run's own part of every messageId.
+	run []byte
 }
+
+// runID is this process's own part of every messageId it sends: the
+// module answers a send under a messageId it has seen from the first
+// send's task (exactly-once sends), so a later run against the same
+// server must not repeat an earlier run's ids, or it would measure
+// retries.
+var runID = strconv.FormatInt(time.Now().UnixNano(), 36)
 
 func newRequestBuilder(kind Kind, rawURL string) (*requestBuilder, string, error) {
 	u, err := url.Parse(rawURL)
@@ -64,7 +74,7 @@ func newRequestBuilder(kind Kind, rawURL string) (*requestBuilder, string, error
 		h = append(h, "A2A-Version: 1.0\r\n"...)
 	}
 	h = append(h, "Content-Length: "...)
-	return &requestBuilder{kind: kind, head: h}, u.Host, nil
+	return &requestBuilder{kind: kind, head: h, run: []byte(runID)}, u.Host, nil
 }
 
 // text is the unique message text of request seq on worker w: the echo a
@@ -79,6 +89,9 @@ func appendText(b []byte, w, seq int) []byte {
 // build appends the request for (w, seq) to dst, using body as scratch.
 func (rb *requestBuilder) build(dst, body []byte, w, seq int) ([]byte, []byte) {
 	body = body[:0]
+	// id appends the messageId's tail after "m-": the run, worker and
+	// sequence.
+	id := func(b []byte) []byte { return appendID(append(append(b, rb.run...), '-'), w, seq) }
 	switch rb.kind {
 	case KindCeiling:
 		// What the module would send the agent, so the upstream does the
@@ -90,7 +103,7 @@ func (rb *requestBuilder) build(dst, body []byte, w, seq int) ([]byte, []byte) {
 		body = append(body, `","input":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `","message":{"messageId":"m-`...)
-		body = appendID(body, w, seq)
+		body = id(body)
 		body = append(body, `","role":"user","parts":[{"text":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `"}]},"history":[]}`...)
@@ -98,13 +111,13 @@ func (rb *requestBuilder) build(dst, body []byte, w, seq int) ([]byte, []byte) {
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = strconv.AppendInt(body, int64(seq), 10)
 		body = append(body, `,"method":"SendMessage","params":{"message":{"messageId":"m-`...)
-		body = appendID(body, w, seq)
+		body = id(body)
 		body = append(body, `","role":"ROLE_USER","parts":[{"text":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `"}]}}}`...)
 	case KindREST:
 		body = append(body, `{"message":{"messageId":"m-`...)
-		body = appendID(body, w, seq)
+		body = id(body)
 		body = append(body, `","role":"ROLE_USER","parts":[{"text":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `"}]}}`...)
@@ -112,7 +125,7 @@ func (rb *requestBuilder) build(dst, body []byte, w, seq int) ([]byte, []byte) {
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = strconv.AppendInt(body, int64(seq), 10)
 		body = append(body, `,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-`...)
-		body = appendID(body, w, seq)
+		body = id(body)
 		body = append(body, `","role":"user","parts":[{"kind":"text","text":"`...)
 		body = appendText(body, w, seq)
 		body = append(body, `"}]}}}`...)

@@ -1,0 +1,180 @@
+package handlertest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+)
+
+// Exactly-once sends: a send its owner made before, under the same
+// messageId, is answered from the first send's task and never reaches the
+// agent; another message under the id is -32602; another owner's id is
+// its own.
+
+// sendsRetried: retries of a send while its run goes on and after it
+// ended, blocking, non-blocking and streaming, get the one task.
+func testSendsRetried(t *testing.T, e *env) {
+	m := userMessage("m-1", "hi")
+	first := e.sendAsync(alice, sendParams(m, true))
+	run := e.agent.Next(t)
+	// A non-blocking retry answers the task as it is: running.
+	task := e.sendTask(alice, sendParams(m, false))
+	if task.ID != run.Req.TaskID || task.Status.State != protocol.StateWorking {
+		t.Fatalf("a non-blocking retry answered %s (%s), want %s working", task.ID, task.Status.State, run.Req.TaskID)
+	}
+	// A blocking retry waits for the run, as the first send does.
+	second := e.sendAsync(alice, sendParams(m, true))
+	// A streaming retry is the task's stream from now on.
+	evs := e.stream(alice, sendParams(m, false))
+	if ev := next(t, evs); ev.Task == nil || ev.Task.ID != task.ID || ev.Task.Status.State != protocol.StateWorking {
+		t.Fatalf("a streaming retry opened with %s, want task(working) %s", shape(ev), task.ID)
+	}
+	select {
+	case a := <-second:
+		t.Fatalf("a blocking retry answered %+v while the first send's run goes on", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	run.Send(t, Text("Hel"))
+	run.Send(t, Text("lo"))
+	run.End()
+	want := answered(t, first)
+	for _, got := range []*protocol.Task{answered(t, second), e.sendTask(alice, sendParams(m, true))} {
+		if got.ID != want.ID || got.Status.State != protocol.StateCompleted || len(got.Artifacts) != 1 ||
+			partsText(got.Artifacts[0].Parts) != "Hello" || got.Artifacts[0].ID != want.Artifacts[0].ID {
+			t.Fatalf("a retry answered %s %+v, want the first send's completed task %s", got.ID, got, want.ID)
+		}
+	}
+	if _, got := restClean(t, evs); got != `artifact("Hel",append=false,last=false) artifact("lo",append=true,last=false) `+
+		`artifact("",append=true,last=true) status(completed)` {
+		t.Fatalf("the streaming retry's events: %s", got)
+	}
+	// Settled: a streaming retry is the Task alone.
+	if _, got := restClean(t, e.stream(alice, sendParams(m, false))); got != "task(completed)" {
+		t.Fatalf("a streaming retry of a completed task: %s", got)
+	}
+	e.wantCalls(t, 1)
+	if h := want.History; len(h) != 1 || h[0].ID != "m-1" {
+		t.Fatalf("history %+v: the retries added to it", h)
+	}
+}
+
+// sendsConcurrent: twenty sends of one message at once run the agent
+// once, and every one answers the same completed task.
+func testSendsConcurrent(t *testing.T, e *env) {
+	e.agent.PlayAlways(Text("once"))
+	m := userMessage("m-1", "hi")
+	var answers []<-chan sendAnswer
+	for range 20 {
+		answers = append(answers, e.sendAsync(alice, sendParams(m, true)))
+	}
+	var id string
+	for _, ch := range answers {
+		task := answered(t, ch)
+		if id == "" {
+			id = task.ID
+		}
+		if task.ID != id || task.Status.State != protocol.StateCompleted || partsText(task.Artifacts[0].Parts) != "once" {
+			t.Fatalf("a send answered %s (%s), want %s completed", task.ID, task.Status.State, id)
+		}
+	}
+	e.wantCalls(t, 1)
+	e.wantTasks(t, alice, 1)
+}
+
+// sendsReusedID: another message under a used messageId is -32602 and
+// runs nothing; only what the message says counts, so the same message
+// with another configuration (history length, blocking) is a retry.
+// Another owner's messageId is its own: the same id makes bob a task.
+func testSendsReusedID(t *testing.T, e *env) {
+	e.agent.PlayAlways(Text("ok"))
+	m := userMessage("m-1", "hi")
+	task := e.sendTask(alice, sendParams(m, true))
+	other := m
+	other.Parts = []protocol.Part{{Kind: protocol.PartText, Text: "hi!"}}
+	_, perr := e.c.Send(e.ctx(), alice, sendParams(other, true))
+	wantError(t, "another message under a used messageId", perr, protocol.CodeInvalidParams)
+	_, perr = e.c.Stream(e.ctx(), alice, sendParams(other, false))
+	wantError(t, "another message streamed under a used messageId", perr, protocol.CodeInvalidParams)
+	same := sendParams(m, false)
+	hl := 0
+	same.HistoryLength = &hl
+	if got := e.sendTask(alice, same); got.ID != task.ID || len(got.History) != 0 {
+		t.Fatalf("a retry with historyLength 0 answered %s with %d messages, want %s with none", got.ID, len(got.History), task.ID)
+	}
+	bobs := e.sendTask(bob, sendParams(m, true))
+	if bobs.ID == task.ID || bobs.Status.State != protocol.StateCompleted {
+		t.Fatalf("bob's send of alice's messageId answered %s (%s), want a task of his own", bobs.ID, bobs.Status.State)
+	}
+	e.wantCalls(t, 2)
+	e.wantTasks(t, alice, 1)
+	e.wantTasks(t, bob, 1)
+}
+
+// sendsRetriedTurn: the message that continues a task runs its turn
+// once: a retry while the turn runs waits for it, one after it is
+// answered from the task, where a new message would be refused (-32004),
+// and the turn's message is in the history once.
+func testSendsRetriedTurn(t *testing.T, e *env) {
+	first := e.sendAsync(alice, sendParams(userMessage("m-1", "Weather?"), true))
+	run := e.agent.Next(t)
+	run.Send(t, Status(protocol.StateInputRequired, "Which city?"))
+	task := answered(t, first)
+	m := continueMessage("m-2", "Paris", task.ID)
+	turn := e.sendAsync(alice, sendParams(m, true))
+	run = e.agent.Next(t)
+	retry := e.sendAsync(alice, sendParams(m, true))
+	select {
+	case a := <-retry:
+		t.Fatalf("a retry of the turn answered %+v while it runs", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	run.Send(t, Text("Sunny"))
+	run.End()
+	want := answered(t, turn)
+	for _, got := range []*protocol.Task{answered(t, retry), e.sendTask(alice, sendParams(m, true))} {
+		if got.ID != task.ID || got.Status.State != protocol.StateCompleted || partsText(got.Artifacts[0].Parts) != "Sunny" {
+			t.Fatalf("a retry of the turn answered %s (%s), want %s completed", got.ID, got.Status.State, task.ID)
+		}
+	}
+	n := 0
+	for _, h := range want.History {
+		if h.ID == "m-2" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the turn's message is %d times in the history", n)
+	}
+	_, perr := e.c.Send(e.ctx(), alice, sendParams(continueMessage("m-3", "Paris", task.ID), true))
+	wantError(t, "a new message to the completed task", perr, protocol.CodeUnsupportedOperation)
+	e.wantCalls(t, 2)
+	if ids := historyIDs(e.getTask(alice, task.ID)); !slices.Equal(ids, []string{"m-1", "", "m-2"}) {
+		t.Fatalf("history ids %v", ids)
+	}
+}
+
+// wantCalls waits for the runs to end and fails t unless the agent was
+// called n times in all.
+func (e *env) wantCalls(t *testing.T, n int) {
+	t.Helper()
+	e.waitIdle()
+	if got := e.agent.calls.Load(); got != int64(n) {
+		t.Fatalf("the agent was called %d times, want %d", got, n)
+	}
+}
+
+// historyIDs are the ids of task's user messages, "" for each agent
+// message (whose ids the server makes).
+func historyIDs(task *protocol.Task) []string {
+	var ids []string
+	for _, m := range task.History {
+		if m.Role == protocol.RoleAgent {
+			ids = append(ids, "")
+			continue
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
