@@ -54,6 +54,9 @@ type Sends interface {
 	// send.MessageID.
 	CreateSend(ctx context.Context, owner string, send Send, t *protocol.Task, events ...protocol.Event) (uint64, error)
 	// UpdateSend is Update, by owner, that also claims send for owner,
-	// atomically, as CreateSend does.
+	// atomically, as CreateSend does. The claim is checked before the
+	// version, so a retry finds it whatever the task's version has
+	// become; at version 0, which no task has, UpdateSend only asks: the
+	// *SentError of a live claim, else ErrConflict, nothing written.
 	UpdateSend(ctx context.Context, owner string, send Send, id string, version uint64, t *protocol.Task, events ...protocol.Event) (uint64, string, error)
 }

@@ -91,6 +91,21 @@ func testSendsUpdate(t *testing.T, s store.Store) {
 	if r := mustGet(t, s, "alice", "t1"); r.Version != v2 {
 		t.Fatalf("the retry wrote: version %d, want %d", r.Version, v2)
 	}
+	// At version 0, which no task has, an UpdateSend only asks: the claim,
+	// or a conflict for a send never claimed, which it does not claim.
+	se = sentErr(t, func() error {
+		_, _, err := ss.UpdateSend(ctx, "alice", send, "t1", 0, newTask("t1", "c1", protocol.StateWorking, base))
+		return err
+	}())
+	if !se.Same || se.TaskID != "t1" {
+		t.Fatalf("asking at version 0: %+v", se)
+	}
+	if _, _, err := ss.UpdateSend(ctx, "alice", store.Send{MessageID: "m5", Digest: "d5"}, "t1", 0, newTask("t1", "c1", protocol.StateWorking, base)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("asking at version 0 for a send never claimed: %v, want ErrConflict", err)
+	}
+	if _, err := ss.CreateSend(ctx, "alice", store.Send{MessageID: "m5", Digest: "d5"}, newTask("t3", "c1", protocol.StateWorking, base)); err != nil {
+		t.Fatalf("m5 after asking at version 0: %v", err)
+	}
 	// A turn's send is claimed for the owner: a Create under it is the
 	// same send.
 	se = sentErr(t, func() error {
