@@ -117,6 +117,7 @@ func TestCapsApplyToJSON(t *testing.T) {
 		{"limit size", func(h *Handler) { h.Limits = &Limits{MaxTextSize: 1<<30 + 1} }, "limits: max_text_size must be at most 1GiB"},
 		{"limit count", func(h *Handler) { h.Limits = &Limits{MaxParts: 1<<30 + 1} }, "limits: max_parts must be at most 1073741824"},
 		{"body", func(h *Handler) { h.MaxRequestBody = 1<<40 + 1 }, "max_request_body must be at most 1TiB"},
+		{"dedupe window", func(h *Handler) { h.Limits = &Limits{DedupeWindow: "-1s"} }, `limits: dedupe_window: want a positive duration or off, got "-1s"`},
 		{"store", func(h *Handler) { h.StoreRaw = json.RawMessage(`{"max_bytes":1099511627777}`) }, "max_bytes must be at most 1TiB"},
 	} {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
