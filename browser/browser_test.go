@@ -171,7 +171,7 @@ func TestForgedNoCORSPostRefused(t *testing.T) {
 			marker := "forged-" + strings.ReplaceAll(tc.name, " ", "-")
 			before := taskCount(t)
 			p := open(t, tc.page)
-			body, _ := json.Marshal(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":%q}]}}}`, marker))
+			body, _ := json.Marshal(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":%q,"role":"user","parts":[{"kind":"text","text":%q}]}}}`, "m-"+marker, marker))
 			got := p.fetch(tc.target, fmt.Sprintf(`{method: "POST", mode: "no-cors", credentials: "include", body: new Blob([%s], {type: "application/json"})}`, body))
 			if got.Error != "" || got.Type != "opaque" {
 				t.Fatalf("the page's no-cors fetch: %+v, want an opaque answer", got)

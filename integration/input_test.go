@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -16,8 +17,11 @@ func TestCallerInputNormalised(t *testing.T) {
 	load(t, minimal("owner {http.request.header.X-Owner}"), map[string]any{"Agent": a.URL()})
 	owner := withHeader("X-Owner", "x")
 	url := base + "/a2a"
+	// Each message its own messageId: a send under a used one is a retry
+	// or refused as another message, which no case here is about.
 	msg := func(extra string) string {
-		return `{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]` + extra + `}}}`
+		return `{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"` + fmt.Sprintf("in-%d", msgIDs.Add(1)) +
+			`","role":"ROLE_USER","parts":[{"text":"hi"}]` + extra + `}}}`
 	}
 	refs := `"` + strings.Repeat(`r","`, 300000) + `r"`
 	for _, c := range []struct {
