@@ -36,6 +36,9 @@ type deferredCreate struct {
 	stream bool
 	// decided is set once the run read its first event (the run's own).
 	decided bool
+	// claim is the send's claim, settled with the turn's answer, the
+	// task or the message (nil: sends are not deduplicated).
+	claim *heldReply
 
 	// Set before the ack.
 	// direct: the agent answered with a message; no task is stored.
@@ -77,9 +80,11 @@ func (ru *run) create() bool {
 	ctx := context.Background()
 	v, err := ru.st.Create(ctx, ru.owner, ru.task, d.events...)
 	if err != nil {
+		d.claim.drop()
 		d.err = storeError(ru.logger(), "create task", ru.task.ID, err)
 		return false
 	}
+	d.claim.settle(nil, ru.task.ID)
 	ru.version = v
 	d.e.taskWritten(ctx, d.c, d.push, &started{task: d.submitted, events: d.events, run: ru})
 	if d.stream {
@@ -108,9 +113,11 @@ func (ru *run) answerDirect(ctx context.Context, cancel context.CancelFunc, stre
 	log := ru.logger()
 	msg, err := readReply(stream, &ru.in, log, ru.task.ContextID)
 	if err != nil {
+		d.claim.drop()
 		d.answerErr = replyError(ctx, log, err)
 		return outcomeOf(ctx, err)
 	}
+	d.claim.settle(msg, "")
 	d.answer = msg
 	return RunOK
 }

@@ -53,6 +53,9 @@ type replyRun struct {
 	owner     string
 	// span is the request's trace span (nil: not traced).
 	span trace.Span
+	// claim is the send's claim, settled with the answer (nil: sends are
+	// not deduplicated).
+	claim *heldReply
 }
 
 // prepareReply validates a send in message mode and returns the request
@@ -97,7 +100,14 @@ func (s *Service) prepareReply(ctx context.Context, c Caller, p *protocol.SendPa
 // about them go to the log only.
 //
 // The call is one of the owner's runs (MaxRunsPerOwner), like a task's.
-func (s *Service) runReply(ctx context.Context, rr *replyRun) (*protocol.Message, *protocol.Error) {
+func (s *Service) runReply(ctx context.Context, rr *replyRun) (answer *protocol.Message, perr *protocol.Error) {
+	defer func() {
+		if perr != nil {
+			rr.claim.drop()
+		} else {
+			rr.claim.settle(answer, "")
+		}
+	}()
 	if perr := s.reserveRun(Caller{Owner: rr.owner}); perr != nil {
 		return nil, perr
 	}
@@ -328,12 +338,21 @@ func partsText(ps []protocol.Part) string {
 // sendReply answers a non-streaming send in message mode. Blocking or not
 // makes no difference: returnImmediately has no effect on Message replies
 // (A2A 1.0 §3.2), and there is no task to return at once.
-func (s *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (*protocol.Message, *protocol.Error) {
+func (s *Service) sendReply(ctx context.Context, c Caller, p *protocol.SendParams) (protocol.Event, *protocol.Error) {
 	rr, perr := s.prepareReply(ctx, c, p)
 	if perr != nil {
-		return nil, perr
+		return protocol.Event{}, perr
 	}
-	return s.runReply(ctx, rr)
+	held, r, perr := s.claimReply(ctx, c, p)
+	if perr != nil {
+		return protocol.Event{}, perr
+	}
+	if r != nil {
+		return s.answerRetried(ctx, c, p, r)
+	}
+	rr.claim = held
+	msg, perr := s.runReply(ctx, rr)
+	return protocol.Event{Message: msg}, perr
 }
 
 // replyResult is what the agent call of a streamed reply ended with.

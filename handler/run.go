@@ -196,6 +196,11 @@ func (ru *run) acked() {
 func (ru *run) execute(base context.Context) {
 	defer ru.acked()
 	defer ru.settle(nil)
+	if d := ru.deferred; d != nil {
+		// A turn that ended undecided (or its answer not kept) gives its
+		// claim up; a decided one has settled it already.
+		defer d.claim.drop()
+	}
 	ru.closing = base.Done()
 	ctx, cancel := context.WithCancel(base)
 	// A cancel signal (from this or another replica) aborts the upstream

@@ -35,6 +35,9 @@ type started struct {
 	// retryOf is set instead of the rest for a send its owner made
 	// before (sends.go): the id of the task it started, which answers it.
 	retryOf string
+	// retried is set instead for a send whose first send's answer was
+	// read from its claim (replies.go).
+	retried *store.Reply
 }
 
 // prepareSend validates a send and creates or continues its task. The run
@@ -54,17 +57,30 @@ func (s *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	if perr := s.needKey(ctx); perr != nil {
 		return started{}, perr
 	}
+	deferred := p.Message.TaskID == "" && s.opts.Reply == ReplyAuto
+	var held *heldReply
+	if deferred {
+		// The turn may be answered directly, leaving no task: the send is
+		// claimed on its own, before the slot (a retry may wait here).
+		var r *store.Reply
+		var perr *protocol.Error
+		if held, r, perr = s.claimReply(ctx, c, p); perr != nil || r != nil {
+			return started{retried: r}, perr
+		}
+	}
 	if perr := s.reserveRun(c); perr != nil {
+		held.drop()
 		return started{}, perr
 	}
 	var st started
 	var perr *protocol.Error
 	switch {
-	case p.Message.TaskID == "" && s.opts.Reply == ReplyAuto:
+	case deferred:
 		// Created by the run, working, once the agent's first event shows
 		// the turn makes a task.
 		st = s.newTask(c, p, true)
 		s.deferCreate(c, p, &st, streaming)
+		st.run.deferred.claim = held
 	case p.Message.TaskID == "":
 		st, perr = s.createTask(ctx, c, p, !streaming)
 	default:
@@ -72,6 +88,7 @@ func (s *Service) prepareSend(ctx context.Context, c Caller, p *protocol.SendPar
 	}
 	if perr != nil || st.retryOf != "" {
 		s.opts.Runner.release(c.Owner)
+		held.drop()
 		return st, perr
 	}
 	if st.run.deferred == nil {
@@ -324,6 +341,8 @@ func (s *Service) startRun(st *started) *protocol.Error {
 	if ru.deferred == nil {
 		// A run that would have created its task leaves nothing to fail.
 		ru.finish(protocol.StateFailed, nil, "")
+	} else {
+		ru.deferred.claim.drop()
 	}
 	ru.releaseSlot()
 	return internalError(s.log, "start run", err, zap.String("task_id", ru.task.ID))
@@ -336,11 +355,11 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, p *protocol.SendPar
 	var ev protocol.Event
 	var perr *protocol.Error
 	if s.opts.Reply == ReplyMessage {
-		ev.Message, perr = s.sendReply(ctx, c, p)
+		ev, perr = s.sendReply(ctx, c, p)
 	} else {
 		ev, perr = s.sendTask(ctx, c, p)
-		c.Info.SetTask(ev.Task)
 	}
+	c.Info.SetTask(ev.Task)
 	return ev, perr
 }
 
@@ -356,6 +375,9 @@ func (s *Service) sendTask(ctx context.Context, c Caller, p *protocol.SendParams
 	if st.retryOf != "" {
 		t, perr := s.retriedTask(ctx, c, p, st.retryOf)
 		return protocol.Event{Task: t}, perr
+	}
+	if st.retried != nil {
+		return s.answerRetried(ctx, c, p, st.retried)
 	}
 	if perr := s.startRun(&st); perr != nil {
 		return protocol.Event{}, perr

@@ -20,17 +20,23 @@ import (
 // refused. Nothing is read for a first send: the claim rides on the write
 // it makes anyway.
 
-// sendClaim is the claim of a send of m; false: sends are not
-// deduplicated.
+// sendClaim is the claim of a send of m with the write that starts its
+// turn; false: sends are not deduplicated.
 func (s *Service) sendClaim(m *protocol.Message) (store.Send, bool) {
 	if s.sends == nil {
 		return store.Send{}, false
 	}
+	return s.sendOf(m), true
+}
+
+// sendOf names a send of m for its claim, which lapses at the end of the
+// window (none: with its task).
+func (s *Service) sendOf(m *protocol.Message) store.Send {
 	sd := store.Send{MessageID: m.ID, Digest: protocol.MessageDigest(m)}
 	if w := s.opts.DedupeWindow; w > 0 {
 		sd.Until = time.Now().Add(w)
 	}
-	return sd, true
+	return sd
 }
 
 // sentAnswer reads a write refused for its claim: the id of the task of
@@ -44,10 +50,15 @@ func sentAnswer(err error) (retryOf string, perr *protocol.Error, ok bool) {
 	if se.Same {
 		return se.TaskID, nil, true
 	}
-	// Nothing about the other message or its task is told: the caller
-	// sent both, and learns only that the id is taken.
-	return "", protocol.ErrInvalidParams("The messageId was already used for another message; a retry must resend the same message, and a new message needs a new messageId",
-		protocol.FieldViolation{Field: "message.messageId", Description: "already used for another message"}), true
+	return "", reusedError(), true
+}
+
+// reusedError answers a send of another message under a used messageId.
+// Nothing about the other message or its task is told: the caller sent
+// both, and learns only that the id is taken.
+func reusedError() *protocol.Error {
+	return protocol.ErrInvalidParams("The messageId was already used for another message; a retry must resend the same message, and a new message needs a new messageId",
+		protocol.FieldViolation{Field: "message.messageId", Description: "already used for another message"})
 }
 
 // claimedTurn asks whether the continuation p of rec's task, which the

@@ -66,9 +66,11 @@ type Service struct {
 	// key is the context key new runs derive under (Options.ContextKey,
 	// or what Options.ContextKeyFunc gave last).
 	key atomic.Pointer[[]byte]
-	// sends claims the sends of new turns (Options.DedupeWindow); nil:
-	// they are not deduplicated.
-	sends store.Sends
+	// sends claims the sends of new turns (Options.DedupeWindow), and
+	// replies those whose answer may be a direct message (Options.Reply);
+	// nil: they are not deduplicated.
+	sends   store.Sends
+	replies store.Replies
 }
 
 // New checks o, fills its defaults and returns the service.
@@ -167,6 +169,9 @@ func New(o Options) (*Service, error) {
 	e.ext.Store(&ext)
 	if o.DedupeWindow >= 0 {
 		e.sends, _ = store.As[store.Sends](o.Store)
+		if o.Reply != ReplyTask {
+			e.replies, _ = store.As[store.Replies](o.Store)
+		}
 	}
 	e.runLimits = runLimits{
 		history:      o.MaxHistory,

@@ -57,6 +57,9 @@ type Stream struct {
 	// direct answer's (ReplyAuto).
 	reply  *replyRun
 	direct *run
+	// answer is set instead for a retry whose first send's answer was
+	// this Message (replies.go).
+	answer *protocol.Message
 	// hb is the heartbeat timer, made on the first wait and reset for
 	// every later one.
 	hb *time.Timer
@@ -77,6 +80,10 @@ func (st *Stream) Serve(w EventWriter) {
 	}
 	if st.direct != nil {
 		st.e.streamDirect(w, st.direct)
+		return
+	}
+	if st.answer != nil {
+		st.e.streamAnswer(w, st.answer)
 		return
 	}
 	st.e.pump(st, w)
@@ -113,6 +120,14 @@ func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 		if perr != nil {
 			return nil, perr
 		}
+		held, r, perr := s.claimReply(ctx, c, p)
+		if perr != nil {
+			return nil, perr
+		}
+		if r != nil {
+			return s.streamRetried(ctx, c, p, r)
+		}
+		rr.claim = held
 		return &Stream{e: s, ctx: ctx, reply: rr}, nil
 	}
 	st, perr := s.prepareSend(ctx, c, p, true)
@@ -121,6 +136,9 @@ func (s *Service) SendStreamingMessage(ctx context.Context, c Caller, p *protoco
 	}
 	if st.retryOf != "" {
 		return s.retriedStream(ctx, c, p, st.retryOf)
+	}
+	if st.retried != nil {
+		return s.streamRetried(ctx, c, p, st.retried)
 	}
 	if st.run.deferred != nil {
 		if perr := s.startRun(&st); perr != nil {

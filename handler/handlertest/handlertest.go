@@ -118,6 +118,8 @@ var scenarios = []scenario{
 	{"SendsConcurrent", nil, testSendsConcurrent},
 	{"SendsReusedID", nil, testSendsReusedID},
 	{"SendsRetriedTurn", nil, testSendsRetriedTurn},
+	{"RepliesRetried", messageReplies, testRepliesRetried},
+	{"DirectRetried", directAnswers, testDirectRetried},
 	{"MessageReply", messageReplies, testMessageReply},
 	{"DirectAnswer", directAnswers, testDirectAnswer},
 }

@@ -55,8 +55,9 @@ func testMessageReply(t *testing.T, e *env) {
 		{"non-blocking", false, ""},
 		{"contextId kept", true, "ctx-9"},
 	} {
+		id := "m-" + tc.name
 		t.Run(tc.name, func(t *testing.T) {
-			m := userMessage("m-1", "hi")
+			m := userMessage(id, "hi")
 			m.ContextID = tc.contextID
 			ev, perr := e.c.Send(e.ctx(), alice, sendParams(m, tc.blocking))
 			if perr != nil {
@@ -67,7 +68,7 @@ func testMessageReply(t *testing.T, e *env) {
 			}
 			wantReply(t, ev.Message, tc.contextID, parts)
 			req := e.agent.Request(t)
-			if req.TaskID != "" || len(req.History) != 0 || req.User != alice || req.Message.ID != "m-1" ||
+			if req.TaskID != "" || len(req.History) != 0 || req.User != alice || req.Message.ID != id ||
 				req.ContextID != AgentContextID(e.key, alice, ev.Message.ContextID) {
 				t.Fatalf("the agent was asked %+v", req)
 			}

@@ -1,11 +1,13 @@
 package handlertest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/upstream"
 )
 
 // Exactly-once sends: a send its owner made before, under the same
@@ -177,4 +179,133 @@ func historyIDs(task *protocol.Task) []string {
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// repliesRetried (message replies): a retry while the agent answers the
+// first send waits for it and gets the same Message, as does one after,
+// blocking, not, or streaming; another message under the id is -32602;
+// twenty at once call the agent once; a reply that failed is run again.
+func testRepliesRetried(t *testing.T, e *env) {
+	m := userMessage("m-1", "hi")
+	first := e.sendAsync(alice, sendParams(m, true))
+	run := e.agent.Next(t)
+	retry := e.sendAsync(alice, sendParams(m, false))
+	select {
+	case a := <-retry:
+		t.Fatalf("a retry answered %+v while the first send's agent answers", a)
+	case <-time.After(30 * time.Millisecond):
+	}
+	run.Send(t, Text("Hel"))
+	run.Send(t, Text("lo"))
+	run.End()
+	want := repliedMessage(t, first)
+	if got := repliedMessage(t, retry); got.ID != want.ID || partsText(got.Parts) != "Hello" || got.ContextID != want.ContextID {
+		t.Fatalf("the retry answered %+v, want the first send's %+v", got, want)
+	}
+	got, sh := restClean(t, e.stream(alice, sendParams(m, true)))
+	if sh != `message("Hello")` || got[0].Message.ID != want.ID {
+		t.Fatalf("a streaming retry: %s, want the first send's message", sh)
+	}
+	other := m
+	other.Parts = []protocol.Part{{Kind: protocol.PartText, Text: "hi!"}}
+	_, perr := e.c.Send(e.ctx(), alice, sendParams(other, true))
+	wantError(t, "another message under a used messageId", perr, protocol.CodeInvalidParams)
+	e.wantCalls(t, 1)
+
+	e.agent.PlayAlways(Text("once"))
+	m20 := userMessage("m-2", "hi")
+	var answers []<-chan sendAnswer
+	for range 20 {
+		answers = append(answers, e.sendAsync(alice, sendParams(m20, true)))
+	}
+	var id string
+	for _, ch := range answers {
+		got := repliedMessage(t, ch)
+		if id == "" {
+			id = got.ID
+		}
+		if got.ID != id || partsText(got.Parts) != "once" {
+			t.Fatalf("a send of twenty answered %+v", got)
+		}
+	}
+	e.wantCalls(t, 2)
+	if ev, perr := e.c.Send(e.ctx(), bob, sendParams(m20, true)); perr != nil || ev.Message == nil || ev.Message.ID == id {
+		t.Fatalf("bob's send of alice's messageId: %+v %v", ev, perr)
+	}
+	e.wantCalls(t, 3)
+
+	e.agent.PlayAlways(fail(errors.New("broken")))
+	mf := userMessage("m-3", "hi")
+	_, perr = e.c.Send(e.ctx(), alice, sendParams(mf, true))
+	wantError(t, "a failed reply", perr, protocol.CodeInternal)
+	e.agent.PlayAlways(Text("again"))
+	if ev, perr := e.c.Send(e.ctx(), alice, sendParams(mf, true)); perr != nil || ev.Message == nil || partsText(ev.Message.Parts) != "again" {
+		t.Fatalf("the retry of a failed reply: %+v %v, want it run again", ev, perr)
+	}
+	e.wantCalls(t, 5)
+	e.wantTasks(t, alice, 0)
+}
+
+// directRetried (ReplyAuto): a retry of a turn answered directly gets the
+// same Message, one of a turn that made a task gets the task, and twenty
+// sends at once of either call the agent once.
+func testDirectRetried(t *testing.T, e *env) {
+	e.agent.Play(func(req *upstream.RunRequest) []Step {
+		if partsText(req.Message.Parts) == "chat" {
+			return []Step{messageMark, Text("hello")}
+		}
+		return []Step{Text("a task")}
+	})
+	for i, text := range []string{"chat", "work"} {
+		m := userMessage("m-"+text, text)
+		var answers []<-chan sendAnswer
+		for range 20 {
+			answers = append(answers, e.sendAsync(alice, sendParams(m, true)))
+		}
+		var first *protocol.Event
+		for _, ch := range answers {
+			var a sendAnswer
+			select {
+			case a = <-ch:
+			case <-time.After(waitTimeout):
+				t.Fatal("a send did not answer")
+			}
+			if a.perr != nil {
+				t.Fatalf("%s: %v", text, a.perr)
+			}
+			if first == nil {
+				first = a.ev
+			}
+			switch {
+			case text == "chat" && (a.ev.Message == nil || a.ev.Message.ID != first.Message.ID || partsText(a.ev.Message.Parts) != "hello"):
+				t.Fatalf("a direct answer's retry: %+v, want the message %+v", a.ev, first.Message)
+			case text == "work" && (a.ev.Task == nil || a.ev.Task.ID != first.Task.ID || a.ev.Task.Status.State != protocol.StateCompleted):
+				t.Fatalf("a task turn's retry: %+v, want the task %+v", a.ev, first.Task)
+			}
+		}
+		e.wantCalls(t, i+1)
+		ev := next(t, e.stream(alice, sendParams(m, true)))
+		if (text == "chat" && (ev.Message == nil || ev.Message.ID != first.Message.ID)) || (text == "work" && (ev.Task == nil || ev.Task.ID != first.Task.ID)) {
+			t.Fatalf("a streaming retry of %s: %s", text, shape(ev))
+		}
+	}
+	e.wantTasks(t, alice, 1)
+}
+
+// repliedMessage waits for a background send's Message.
+func repliedMessage(t *testing.T, ch <-chan sendAnswer) *protocol.Message {
+	t.Helper()
+	select {
+	case a := <-ch:
+		if a.perr != nil {
+			t.Fatalf("send: %v", a.perr)
+		}
+		if a.ev == nil || a.ev.Message == nil {
+			t.Fatalf("send answered %+v, want a Message", a.ev)
+		}
+		return a.ev.Message
+	case <-time.After(waitTimeout):
+		t.Fatal("the send did not answer")
+		return nil
+	}
 }

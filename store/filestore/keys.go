@@ -25,6 +25,11 @@ var (
 	// messageId → nothing.
 	bSends     = []byte("n")
 	bTaskSends = []byte("N")
+	// bReplies are the sends claimed before their answer (replies.go):
+	// lp(owner) messageId → when it lapses, the answer; bReplyLapse
+	// orders them by when they lapse: lapse lp(owner) messageId → nothing.
+	bReplies    = []byte("r")
+	bReplyLapse = []byte("R")
 )
 
 // metaBytes is the key of the scope's charge in bMeta.

@@ -19,6 +19,7 @@ type txn struct {
 	headers, snaps, events, owners    *bolt.Bucket
 	lots, push, claims, secrets, meta *bolt.Bucket
 	sends, taskSends                  *bolt.Bucket
+	replies, replyLapse               *bolt.Bucket
 	appended, removed                 []string
 	swept                             bool
 }
@@ -30,6 +31,7 @@ func (s *Store) txn(tx *bolt.Tx) *txn {
 		headers: b.Bucket(bHeaders), snaps: b.Bucket(bSnaps), events: b.Bucket(bEvents), owners: b.Bucket(bOwners),
 		lots: b.Bucket(bLots), push: b.Bucket(bPush), claims: b.Bucket(bClaims), secrets: b.Bucket(bSecrets), meta: b.Bucket(bMeta),
 		sends: b.Bucket(bSends), taskSends: b.Bucket(bTaskSends),
+		replies: b.Bucket(bReplies), replyLapse: b.Bucket(bReplyLapse),
 	}
 }
 
@@ -162,7 +164,7 @@ func (x *txn) removeByLot(k []byte) error {
 // sweep removes up to n expired tasks and returns how many it removed.
 func (x *txn) sweep(n int) int {
 	x.swept = true
-	done := 0
+	done := x.sweepReplies(n)
 	for _, lot := range []byte{lotFinished, lotIdle} {
 		ttl := x.opts.ttlOf(lot)
 		if ttl <= 0 {

@@ -87,7 +87,9 @@ type Store struct {
 	tasks  map[string]*entry
 	owners map[string]*ownerIndex
 	// sends are the sends claimed (sends.go), by owner and messageId.
-	sends    map[sendKey]*sentClaim
+	sends map[sendKey]*sentClaim
+	// replies are the sends claimed before their answer (replies.go).
+	replies  replies
 	finished parking // terminal tasks
 	idle     parking // interrupted tasks
 	// bytes is the sum of every stored task's size (entry.size).
@@ -167,9 +169,13 @@ func (s *Store) runJanitor() {
 		case <-s.closedCh:
 			return
 		case <-t.C:
+			now := s.opts.Now().UnixNano()
 			s.mu.Lock()
-			s.sweepLocked(s.opts.Now().UnixNano())
+			s.sweepLocked(now)
 			s.mu.Unlock()
+			s.replies.mu.Lock()
+			s.replies.sweep(now)
+			s.replies.mu.Unlock()
 		}
 	}
 }

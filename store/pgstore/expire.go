@@ -42,5 +42,8 @@ func (s *Store) deleteExpired(ctx context.Context) error {
 	if _, err := s.pool.Exec(c, s.sql(`DELETE FROM {s}.handoffs WHERE scope = $1 AND expires <= now()`), s.scope); err != nil {
 		return s.fail(ctx, err)
 	}
+	if _, err := s.pool.Exec(c, s.sql(`DELETE FROM {s}.replies WHERE scope = $1 AND until <= now()`), s.scope); err != nil {
+		return s.fail(ctx, err)
+	}
 	return nil
 }

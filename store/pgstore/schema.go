@@ -77,6 +77,8 @@ CREATE TABLE {s}.handoffs (
 ` + writeFunc + putPushFunc,
 	// 2: the claims of exactly-once sends, and write2 (sends.go).
 	sendsMigration,
+	// 3: the claims of sends made before their answer (replies.go).
+	repliesMigration,
 }
 
 // schemaVersion is the version this build's migrations reach.

@@ -92,7 +92,7 @@ type Store struct {
 	// redacted is the URL as errors may show it.
 	redacted string
 
-	write, events, list, cancel, putPush, pushCfgs, delPush, claim, orphans *rueidis.Lua
+	write, events, list, cancel, putPush, pushCfgs, delPush, claim, orphans, claimReply *rueidis.Lua
 
 	closed   atomic.Bool
 	closedCh chan struct{}
@@ -208,19 +208,20 @@ func New(opts Options) (*Store, error) {
 		}
 	}
 	s := &Store{
-		opts:     opts,
-		base:     scopeBase(opts.KeyPrefix, opts.Share),
-		redacted: redacted,
-		write:    rueidis.NewLuaScript(luaWrite),
-		events:   rueidis.NewLuaScriptReadOnly(luaEvents),
-		list:     rueidis.NewLuaScript(luaList),
-		cancel:   rueidis.NewLuaScript(luaCancel),
-		putPush:  rueidis.NewLuaScript(luaPutPush),
-		pushCfgs: rueidis.NewLuaScriptReadOnly(luaPushConfigs),
-		delPush:  rueidis.NewLuaScript(luaDeletePush),
-		claim:    rueidis.NewLuaScript(luaClaim),
-		orphans:  rueidis.NewLuaScript(luaOrphans),
-		closedCh: make(chan struct{}),
+		opts:       opts,
+		base:       scopeBase(opts.KeyPrefix, opts.Share),
+		redacted:   redacted,
+		write:      rueidis.NewLuaScript(luaWrite),
+		events:     rueidis.NewLuaScriptReadOnly(luaEvents),
+		list:       rueidis.NewLuaScript(luaList),
+		cancel:     rueidis.NewLuaScript(luaCancel),
+		putPush:    rueidis.NewLuaScript(luaPutPush),
+		pushCfgs:   rueidis.NewLuaScriptReadOnly(luaPushConfigs),
+		delPush:    rueidis.NewLuaScript(luaDeletePush),
+		claim:      rueidis.NewLuaScript(luaClaim),
+		orphans:    rueidis.NewLuaScript(luaOrphans),
+		claimReply: rueidis.NewLuaScript(luaClaimReply),
+		closedCh:   make(chan struct{}),
 	}
 	s.client.Store(&client)
 	s.sub.init(s)

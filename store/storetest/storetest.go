@@ -52,6 +52,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SendsUpdate", testSendsUpdate},
 		{"SendsLapse", testSendsLapse},
 		{"SendsRace", testSendsRace},
+		{"RepliesClaim", testRepliesClaim},
+		{"RepliesLapse", testRepliesLapse},
+		{"RepliesRace", testRepliesRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

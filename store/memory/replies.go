@@ -1,0 +1,144 @@
+package memory
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// The claims of sends whose answer may be a direct message
+// (store.Replies): a map of their own, by owner and messageId, under a
+// lock of their own (a reply touches no task). They are bounded as the
+// tasks are, in count by MaxTasks and in bytes by MaxBytes (the answers'
+// content): over either, the claims lapsing soonest go first, found by a
+// scan, which only a store at its bound makes.
+
+var _ store.Replies = (*Store)(nil)
+
+// replies is the store's claims of replies.
+type replies struct {
+	mu     sync.Mutex
+	claims map[sendKey]*replyClaim
+	bytes  int64
+}
+
+// replyClaim is a claimed reply: the answer (r), its size as counted,
+// and when the claim lapses (store clock, unix ns).
+type replyClaim struct {
+	r     store.Reply
+	size  int64
+	until int64
+}
+
+// replyOverhead is what a claim is counted for beside its answer's
+// content.
+const replyOverhead = 128
+
+// ClaimReply implements store.Replies.
+func (s *Store) ClaimReply(ctx context.Context, owner string, send store.Send, pending time.Duration) (*store.Reply, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	now := s.opts.Now().UnixNano()
+	k := sendKey{owner, send.MessageID}
+	rs := &s.replies
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if c := rs.claims[k]; c != nil && now < c.until {
+		r := c.r
+		return &r, nil
+	}
+	rs.put(k, &replyClaim{r: store.Reply{Digest: send.Digest}, size: replyOverhead + int64(len(k.owner)+len(k.messageID)), until: now + int64(pending)}, s.opts.MaxTasks, s.opts.MaxBytes, now)
+	return nil, nil
+}
+
+// SettleReply implements store.Replies.
+func (s *Store) SettleReply(ctx context.Context, owner string, send store.Send, r *store.Reply) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	now := s.opts.Now().UnixNano()
+	until := int64(math.MaxInt64)
+	switch {
+	case !send.Until.IsZero():
+		until = send.Until.UnixNano()
+	case s.opts.TTL > 0:
+		until = now + int64(s.opts.TTL)
+	}
+	k := sendKey{owner, send.MessageID}
+	size := replyOverhead + int64(len(k.owner)+len(k.messageID)+len(r.TaskID))
+	var msg *protocol.Message
+	if r.Message != nil {
+		m := *r.Message
+		msg = &m
+		size += int64(m.Size())
+	}
+	rs := &s.replies
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.put(k, &replyClaim{r: store.Reply{Digest: r.Digest, TaskID: r.TaskID, Message: msg}, size: size, until: until}, s.opts.MaxTasks, s.opts.MaxBytes, now)
+	return nil
+}
+
+// DropReply implements store.Replies.
+func (s *Store) DropReply(ctx context.Context, owner, messageID string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	rs := &s.replies
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.drop(sendKey{owner, messageID})
+	return nil
+}
+
+// put sets k's claim to c, then makes room: lapsed claims, then those
+// lapsing soonest, go while there are more than maxN or more than
+// maxBytes (0: no bound) of them. c stays, whatever it weighs.
+func (rs *replies) put(k sendKey, c *replyClaim, maxN int, maxBytes int64, now int64) {
+	if rs.claims == nil {
+		rs.claims = make(map[sendKey]*replyClaim)
+	}
+	rs.drop(k)
+	rs.claims[k] = c
+	rs.bytes += c.size
+	over := func() bool { return len(rs.claims) > maxN || (maxBytes > 0 && rs.bytes > maxBytes) }
+	if !over() {
+		return
+	}
+	rs.sweep(now)
+	for over() {
+		var first sendKey
+		var at int64 = math.MaxInt64
+		for ok, oc := range rs.claims {
+			if oc != c && oc.until <= at {
+				first, at = ok, oc.until
+			}
+		}
+		if at == math.MaxInt64 && rs.claims[first] == nil {
+			return
+		}
+		rs.drop(first)
+	}
+}
+
+// drop removes k's claim.
+func (rs *replies) drop(k sendKey) {
+	if c := rs.claims[k]; c != nil {
+		rs.bytes -= c.size
+		delete(rs.claims, k)
+	}
+}
+
+// sweep removes the lapsed claims.
+func (rs *replies) sweep(now int64) {
+	for k, c := range rs.claims {
+		if now >= c.until {
+			rs.drop(k)
+		}
+	}
+}

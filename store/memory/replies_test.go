@@ -1,0 +1,53 @@
+package memory
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/protocol"
+	"github.com/caddy-a2a/caddy-a2a/store"
+)
+
+// Reply claims are bounded as tasks are, in count by MaxTasks and in
+// bytes by MaxBytes: over either, the claims lapsing soonest go first.
+func TestRepliesBounded(t *testing.T) {
+	ctx := context.Background()
+	s := New(Options{MaxTasks: 3, MaxBytes: 64 << 10})
+	defer s.Close()
+	// m0 lapses first, m4 last.
+	for i := range 5 {
+		send := store.Send{MessageID: "m" + strconv.Itoa(i), Digest: "d"}
+		if r, err := s.ClaimReply(ctx, "alice", send, time.Duration(i+1)*time.Minute); r != nil || err != nil {
+			t.Fatalf("claim %d: %+v %v", i, r, err)
+		}
+	}
+	if n := len(s.replies.claims); n != 3 {
+		t.Fatalf("%d claims kept, want MaxTasks 3", n)
+	}
+	for i, kept := range []bool{false, false, true, true, true} {
+		_, ok := s.replies.claims[sendKey{"alice", "m" + strconv.Itoa(i)}]
+		if ok != kept {
+			t.Fatalf("m%d kept %v, want %v", i, ok, kept)
+		}
+	}
+	// A 40KiB answer, then another: the first goes (it lapses sooner).
+	big := &protocol.Message{ID: "a", Role: protocol.RoleAgent, Parts: []protocol.Part{{Kind: protocol.PartText, Text: strings.Repeat("x", 40<<10)}}}
+	for i, until := range []time.Duration{time.Hour, 2 * time.Hour} {
+		send := store.Send{MessageID: "big" + strconv.Itoa(i), Digest: "d", Until: time.Now().Add(until)}
+		if err := s.SettleReply(ctx, "alice", send, &store.Reply{Digest: "d", Message: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.replies.bytes > 64<<10 {
+		t.Fatalf("the claims hold %d bytes, over MaxBytes", s.replies.bytes)
+	}
+	if _, ok := s.replies.claims[sendKey{"alice", "big0"}]; ok {
+		t.Fatal("the answer lapsing sooner was kept over MaxBytes")
+	}
+	if r, _ := s.ClaimReply(ctx, "alice", store.Send{MessageID: "big1", Digest: "d"}, time.Minute); r == nil || r.Message == nil || len(r.Message.Parts[0].Text) != 40<<10 {
+		t.Fatalf("the newest answer: %+v", r)
+	}
+}
