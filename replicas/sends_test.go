@@ -160,3 +160,71 @@ func TestReplicasRetryAfterCut(t *testing.T) {
 		}
 	})
 }
+
+// With reply message, one message sent twenty times at once, half to
+// each replica, calls the agent once: every caller gets the one Message.
+func TestReplicasMessageReplyOnce(t *testing.T) {
+	eachStore(t, func(t *testing.T, storeURL string) {
+		ag := startAgent(t)
+		var reps [2]*replica
+		for i, port := range []int{portA, portB} {
+			cfg := strings.Replace(replicaConfig(port, ag.URL(), storeURL, "", "off"), "\t\towner ", "\t\treply message\n\t\towner ", 1)
+			reps[i] = runReplica(t, string(rune('A'+i)), port, cfg)
+		}
+		msg := message("echo once", "")
+		p, _ := json.Marshal(map[string]any{"message": msg})
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":%s}`, p)
+		type answer struct {
+			id, text string
+			err      error
+		}
+		answers := make(chan answer, 20)
+		for i := range 20 {
+			url := reps[i%2].URL()
+			go func() {
+				req, _ := http.NewRequestWithContext(ctxT(t), "POST", url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("A2A-Version", "1.0")
+				req.Header.Set("X-Caller", "alice")
+				resp, err := client.Do(req)
+				if err != nil {
+					answers <- answer{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				var env struct {
+					Result struct {
+						Message struct {
+							MessageID string `json:"messageId"`
+							Parts     []struct {
+								Text string `json:"text"`
+							} `json:"parts"`
+						} `json:"message"`
+					} `json:"result"`
+					Error *rpcError `json:"error"`
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Error != nil || len(env.Result.Message.Parts) != 1 {
+					answers <- answer{err: fmt.Errorf("%v %+v %+v", err, env.Error, env.Result)}
+					return
+				}
+				answers <- answer{id: env.Result.Message.MessageID, text: env.Result.Message.Parts[0].Text}
+			}()
+		}
+		var id string
+		for range 20 {
+			a := <-answers
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			if id == "" {
+				id = a.id
+			}
+			if a.id != id || a.text != "echo: once" {
+				t.Fatalf("a send answered %+v, want message %s", a, id)
+			}
+		}
+		if c := ag.Contexts(); len(c) != 1 {
+			t.Fatalf("the agent was called %d times, want once", len(c))
+		}
+	})
+}
