@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"hash"
 
 	"github.com/gowebpki/jcs"
 )
@@ -17,62 +16,59 @@ import (
 // count in their canonical form (RFC 8785), so that only what they say
 // counts; a value that cannot be made canonical counts as its bytes.
 func MessageDigest(m *Message) string {
-	h := sha256.New()
-	d := digester{h: h}
-	d.str("a2a message digest v1")
-	d.str(m.ContextID)
-	d.str(m.TaskID)
-	d.num(uint64(m.Role))
-	d.num(uint64(len(m.Parts)))
+	// The values are gathered, length-prefixed, in one buffer (on the
+	// stack while the message is small) and hashed once: a hash.Hash
+	// written value by value moved every value to the heap (its Write is
+	// an interface call), 24 allocations a send where this makes one,
+	// the digest's string. A large message costs one copy of it.
+	var scratch [1024]byte
+	b := appendDigestStr(scratch[:0], "a2a message digest v1")
+	b = appendDigestStr(b, m.ContextID)
+	b = appendDigestStr(b, m.TaskID)
+	b = binary.BigEndian.AppendUint64(b, uint64(m.Role))
+	b = binary.BigEndian.AppendUint64(b, uint64(len(m.Parts)))
 	for i := range m.Parts {
 		p := &m.Parts[i]
-		d.num(uint64(p.Kind))
-		d.str(p.Text)
-		d.json(p.Data)
-		d.str(p.URL)
-		d.bytes(p.Raw)
-		d.str(p.Filename)
-		d.str(p.MediaType)
-		d.json(p.Metadata)
+		b = binary.BigEndian.AppendUint64(b, uint64(p.Kind))
+		b = appendDigestStr(b, p.Text)
+		b = appendDigestJSON(b, p.Data)
+		b = appendDigestStr(b, p.URL)
+		b = appendDigestBytes(b, p.Raw)
+		b = appendDigestStr(b, p.Filename)
+		b = appendDigestStr(b, p.MediaType)
+		b = appendDigestJSON(b, p.Metadata)
 	}
-	d.json(m.Metadata)
-	d.strs(m.Extensions)
-	d.strs(m.ReferenceTaskIDs)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	b = appendDigestJSON(b, m.Metadata)
+	b = appendDigestStrs(b, m.Extensions)
+	b = appendDigestStrs(b, m.ReferenceTaskIDs)
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// digester writes each value length-prefixed, so that no two sequences
-// of values write the same bytes.
-type digester struct{ h hash.Hash }
+// The digest's values are each written after their length, so that no
+// two sequences of values write the same bytes.
 
-func (d digester) num(n uint64) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], n)
-	d.h.Write(b[:])
+func appendDigestBytes(b, v []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(b, uint64(len(v))), v...)
 }
 
-func (d digester) bytes(b []byte) {
-	d.num(uint64(len(b)))
-	d.h.Write(b)
+func appendDigestStr(b []byte, s string) []byte {
+	return append(binary.BigEndian.AppendUint64(b, uint64(len(s))), s...)
 }
 
-func (d digester) str(s string) {
-	d.num(uint64(len(s)))
-	d.h.Write([]byte(s))
-}
-
-func (d digester) strs(ss []string) {
-	d.num(uint64(len(ss)))
+func appendDigestStrs(b []byte, ss []string) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(ss)))
 	for _, s := range ss {
-		d.str(s)
+		b = appendDigestStr(b, s)
 	}
+	return b
 }
 
-// json writes v canonical; an absent value and JSON null are one.
-func (d digester) json(v []byte) {
+// appendDigestJSON writes v canonical; an absent value and JSON null are
+// one.
+func appendDigestJSON(b, v []byte) []byte {
 	if len(v) == 0 {
-		d.bytes(nil)
-		return
+		return appendDigestBytes(b, nil)
 	}
 	if c, err := jcs.Transform(v); err == nil {
 		v = c
@@ -80,5 +76,5 @@ func (d digester) json(v []byte) {
 	if string(v) == "null" {
 		v = nil
 	}
-	d.bytes(v)
+	return appendDigestBytes(b, v)
 }
