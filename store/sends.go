@@ -24,6 +24,19 @@ type Send struct {
 	Until time.Time
 }
 
+// Lapse is when a claim of s lapses in a store that keeps finished tasks
+// for ttl: s.Until, else ttl from now (DefaultTTL for a store that keeps
+// them for good: the claims are bounded still).
+func (s *Send) Lapse(ttl time.Duration) time.Time {
+	if !s.Until.IsZero() {
+		return s.Until
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return time.Now().Add(ttl)
+}
+
 // ErrSent is what errors.Is finds in a SentError.
 var ErrSent = errors.New("store: message already sent")
 

@@ -90,15 +90,25 @@ func (e *env) sendAsync(owner string, p *protocol.SendParams) <-chan sendAnswer 
 // answered waits for a background send's Task.
 func answered(t *testing.T, ch <-chan sendAnswer) *protocol.Task {
 	t.Helper()
+	ev := answeredEvent(t, ch)
+	if ev.Task == nil {
+		t.Fatalf("send answered %+v, want a Task", ev)
+	}
+	return ev.Task
+}
+
+// answeredEvent waits for a background send's answer.
+func answeredEvent(t *testing.T, ch <-chan sendAnswer) *protocol.Event {
+	t.Helper()
 	select {
 	case a := <-ch:
 		if a.perr != nil {
 			t.Fatalf("send: %v", a.perr)
 		}
-		if a.ev == nil || a.ev.Task == nil {
-			t.Fatalf("send answered %+v, want a Task", a.ev)
+		if a.ev == nil {
+			t.Fatal("send answered nothing")
 		}
-		return a.ev.Task
+		return a.ev
 	case <-time.After(waitTimeout):
 		t.Fatal("the send did not answer")
 		return nil

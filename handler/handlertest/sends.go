@@ -67,17 +67,13 @@ func testSendsRetried(t *testing.T, e *env) {
 func testSendsConcurrent(t *testing.T, e *env) {
 	e.agent.PlayAlways(Text("once"))
 	m := userMessage("m-1", "hi")
-	var answers []<-chan sendAnswer
-	for range 20 {
-		answers = append(answers, e.sendAsync(alice, sendParams(m, true)))
-	}
 	var id string
-	for _, ch := range answers {
-		task := answered(t, ch)
+	for _, ev := range e.sendTwenty(t, alice, sendParams(m, true)) {
+		task := ev.Task
 		if id == "" {
 			id = task.ID
 		}
-		if task.ID != id || task.Status.State != protocol.StateCompleted || partsText(task.Artifacts[0].Parts) != "once" {
+		if task == nil || task.ID != id || task.Status.State != protocol.StateCompleted || partsText(task.Artifacts[0].Parts) != "once" {
 			t.Fatalf("a send answered %s (%s), want %s completed", task.ID, task.Status.State, id)
 		}
 	}
@@ -214,13 +210,12 @@ func testRepliesRetried(t *testing.T, e *env) {
 
 	e.agent.PlayAlways(Text("once"))
 	m20 := userMessage("m-2", "hi")
-	var answers []<-chan sendAnswer
-	for range 20 {
-		answers = append(answers, e.sendAsync(alice, sendParams(m20, true)))
-	}
 	var id string
-	for _, ch := range answers {
-		got := repliedMessage(t, ch)
+	for _, ev := range e.sendTwenty(t, alice, sendParams(m20, true)) {
+		got := ev.Message
+		if got == nil {
+			t.Fatalf("a send of twenty answered %+v, want a Message", ev)
+		}
 		if id == "" {
 			id = got.ID
 		}
@@ -258,29 +253,14 @@ func testDirectRetried(t *testing.T, e *env) {
 	})
 	for i, text := range []string{"chat", "work"} {
 		m := userMessage("m-"+text, text)
-		var answers []<-chan sendAnswer
-		for range 20 {
-			answers = append(answers, e.sendAsync(alice, sendParams(m, true)))
-		}
-		var first *protocol.Event
-		for _, ch := range answers {
-			var a sendAnswer
-			select {
-			case a = <-ch:
-			case <-time.After(waitTimeout):
-				t.Fatal("a send did not answer")
-			}
-			if a.perr != nil {
-				t.Fatalf("%s: %v", text, a.perr)
-			}
-			if first == nil {
-				first = a.ev
-			}
+		evs := e.sendTwenty(t, alice, sendParams(m, true))
+		first := evs[0]
+		for _, ev := range evs {
 			switch {
-			case text == "chat" && (a.ev.Message == nil || a.ev.Message.ID != first.Message.ID || partsText(a.ev.Message.Parts) != "hello"):
-				t.Fatalf("a direct answer's retry: %+v, want the message %+v", a.ev, first.Message)
-			case text == "work" && (a.ev.Task == nil || a.ev.Task.ID != first.Task.ID || a.ev.Task.Status.State != protocol.StateCompleted):
-				t.Fatalf("a task turn's retry: %+v, want the task %+v", a.ev, first.Task)
+			case text == "chat" && (ev.Message == nil || first.Message == nil || ev.Message.ID != first.Message.ID || partsText(ev.Message.Parts) != "hello"):
+				t.Fatalf("a direct answer's retry: %+v, want the message %+v", ev, first.Message)
+			case text == "work" && (ev.Task == nil || first.Task == nil || ev.Task.ID != first.Task.ID || ev.Task.Status.State != protocol.StateCompleted):
+				t.Fatalf("a task turn's retry: %+v, want the task %+v", ev, first.Task)
 			}
 		}
 		e.wantCalls(t, i+1)
@@ -295,17 +275,24 @@ func testDirectRetried(t *testing.T, e *env) {
 // repliedMessage waits for a background send's Message.
 func repliedMessage(t *testing.T, ch <-chan sendAnswer) *protocol.Message {
 	t.Helper()
-	select {
-	case a := <-ch:
-		if a.perr != nil {
-			t.Fatalf("send: %v", a.perr)
-		}
-		if a.ev == nil || a.ev.Message == nil {
-			t.Fatalf("send answered %+v, want a Message", a.ev)
-		}
-		return a.ev.Message
-	case <-time.After(waitTimeout):
-		t.Fatal("the send did not answer")
-		return nil
+	ev := answeredEvent(t, ch)
+	if ev.Message == nil {
+		t.Fatalf("send answered %+v, want a Message", ev)
 	}
+	return ev.Message
+}
+
+// sendTwenty sends p as owner twenty times at once and returns what each
+// answered, failing t on an error.
+func (e *env) sendTwenty(t *testing.T, owner string, p *protocol.SendParams) []*protocol.Event {
+	t.Helper()
+	var answers []<-chan sendAnswer
+	for range 20 {
+		answers = append(answers, e.sendAsync(owner, p))
+	}
+	evs := make([]*protocol.Event, len(answers))
+	for i, ch := range answers {
+		evs[i] = answeredEvent(t, ch)
+	}
+	return evs
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
@@ -17,20 +16,13 @@ import (
 // with bReplyLapse ordering them by when they lapse, for the sweep and
 // for room: they are charged to the scope's bytes, and over MaxBytes a
 // settle drops the claims lapsing soonest (never a task). A record is
-// when it lapses (be64, store clock), a kind ('p' pending, 't' a task's
-// id follows, 'm' a message's record follows), lp(digest), the rest.
+// when it lapses (be64, store clock), the answer's kind, lp(digest), the
+// answer's body (pack.EncodeReply).
 
 var _ store.Replies = (*Store)(nil)
 
 // errBadReply is a reply record that does not read back.
 var errBadReply = errors.New("filestore: malformed reply claim")
-
-// Reply kinds.
-const (
-	replyPending = 'p'
-	replyTask    = 't'
-	replyMessage = 'm'
-)
 
 // ClaimReply implements store.Replies.
 func (s *Store) ClaimReply(ctx context.Context, owner string, send store.Send, pending time.Duration) (*store.Reply, error) {
@@ -50,7 +42,7 @@ func (s *Store) ClaimReply(ctx context.Context, owner string, send store.Send, p
 				return nil
 			}
 		}
-		return x.putReply(k, x.now+int64(pending), replyPending, send.Digest, nil)
+		return x.putReply(k, x.now+int64(pending), pack.ReplyPending, send.Digest, nil)
 	})
 	return found, err
 }
@@ -61,13 +53,7 @@ func (s *Store) SettleReply(ctx context.Context, owner string, send store.Send, 
 		return err
 	}
 	until := int64(math.MaxInt64)
-	kind, rest := byte(replyPending), []byte(nil)
-	switch {
-	case r.Message != nil:
-		kind, rest = replyMessage, pack.EncodeEvent(nil, "", &protocol.Event{Message: r.Message})
-	case r.TaskID != "":
-		kind, rest = replyTask, []byte(r.TaskID)
-	}
+	kind, rest := pack.EncodeReply(r)
 	return s.write(func(x *txn) error {
 		switch {
 		case !send.Until.IsZero():
@@ -168,19 +154,8 @@ func decodeReply(v []byte) (int64, *store.Reply, error) {
 	if k <= 0 || uint64(len(v)-9-k) < n {
 		return 0, nil, errBadReply
 	}
-	r := &store.Reply{Digest: string(v[9+k : 9+k+int(n)])}
-	rest := v[9+k+int(n):]
-	switch kind {
-	case replyPending:
-	case replyTask:
-		r.TaskID = string(rest)
-	case replyMessage:
-		ev, err := pack.DecodeEvent(rest, "")
-		if err != nil || ev.Message == nil {
-			return 0, nil, errBadReply
-		}
-		r.Message = ev.Message
-	default:
+	r, err := pack.DecodeReply(kind, string(v[9+k:9+k+int(n)]), v[9+k+int(n):])
+	if err != nil {
 		return 0, nil, errBadReply
 	}
 	return until, r, nil

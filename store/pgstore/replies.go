@@ -5,15 +5,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
 
 // Migration 3: the sends claimed before their answer (store.Replies),
 // rows of replies lapsing at until (the sweep deletes them; a lapsed row
-// is no claim). kind is 'p' pending, 't' (body: the task's id) or 'm'
-// (body: the message's record). claim_reply claims or reads in one call:
+// is no claim). kind and body are the answer's (pack.EncodeReply). claim_reply claims or reads in one call:
 // each of its statements sees what committed before it, so a claim made
 // meanwhile by another replica, which the insert waits for and then
 // finds live, is read by the next round of its loop.
@@ -80,18 +78,11 @@ func (s *Store) ClaimReply(ctx context.Context, owner string, send store.Send, p
 	if kind == nil || digest == nil {
 		return nil, errBadReply
 	}
-	r := &store.Reply{Digest: *digest}
-	switch *kind {
-	case "p":
-	case "t":
-		r.TaskID = string(body)
-	case "m":
-		ev, err := pack.DecodeEvent(body, "")
-		if err != nil || ev.Message == nil {
-			return nil, errBadReply
-		}
-		r.Message = ev.Message
-	default:
+	if len(*kind) != 1 {
+		return nil, errBadReply
+	}
+	r, err := pack.DecodeReply((*kind)[0], *digest, body)
+	if err != nil {
 		return nil, errBadReply
 	}
 	return r, nil
@@ -104,28 +95,12 @@ func (s *Store) SettleReply(ctx context.Context, owner string, send store.Send, 
 		return err
 	}
 	defer cancel()
-	kind, body := "p", []byte(nil)
-	switch {
-	case r.Message != nil:
-		kind, body = "m", pack.EncodeEvent(nil, "", &protocol.Event{Message: r.Message})
-	case r.TaskID != "":
-		kind, body = "t", []byte(r.TaskID)
-	}
-	until := send.Until
-	if until.IsZero() {
-		// As long as a finished task; a store that keeps those for good
-		// still bounds the claims, which nothing else does.
-		d := s.opts.TTL
-		if d <= 0 {
-			d = DefaultTTL
-		}
-		until = time.Now().Add(d)
-	}
+	kind, body := pack.EncodeReply(r)
 	if _, err := s.pool.Exec(c, s.sql(`INSERT INTO {s}.replies (scope, owner, message_id, kind, digest, body, until)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (scope, owner, message_id) DO UPDATE
 			SET kind = EXCLUDED.kind, digest = EXCLUDED.digest, body = EXCLUDED.body, until = EXCLUDED.until`),
-		s.scope, owner, send.MessageID, kind, r.Digest, body, until); err != nil {
+		s.scope, owner, send.MessageID, string(rune(kind)), r.Digest, body, send.Lapse(s.opts.TTL)); err != nil {
 		return s.fail(ctx, err)
 	}
 	return nil

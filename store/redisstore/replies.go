@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/protocol"
 	"github.com/caddy-a2a/caddy-a2a/store"
 	"github.com/caddy-a2a/caddy-a2a/store/internal/pack"
 )
@@ -15,9 +14,8 @@ import (
 // The sends claimed before their answer (store.Replies): a key each,
 // {<prefix>}r:<owner length>:<owner>:<messageId>, under the scope's hash
 // tag, expiring when the claim lapses (Redis drops it: its bounds are
-// the server's maxmemory and the expiry). Its value is a kind ('p'
-// pending, 't' a task's id follows, 'm' a message's record follows), the
-// digest, NUL, the rest.
+// the server's maxmemory and the expiry). Its value is the answer's
+// kind (pack.EncodeReply), the digest, NUL, the answer's body.
 
 var _ store.Replies = (*Store)(nil)
 
@@ -47,7 +45,7 @@ func (s *Store) ClaimReply(ctx context.Context, owner string, send store.Send, p
 	defer cancel()
 	ms := max(pending.Milliseconds(), 1)
 	v, err := s.claimReply.Exec(c, s.cli(), []string{s.replyKey(owner, send.MessageID)},
-		[]string{"p" + send.Digest + "\x00", strconv.FormatInt(ms, 10)}).ToString()
+		[]string{string(rune(pack.ReplyPending)) + send.Digest + "\x00", strconv.FormatInt(ms, 10)}).ToString()
 	if isNil(err) {
 		return nil, nil
 	}
@@ -64,25 +62,10 @@ func (s *Store) SettleReply(ctx context.Context, owner string, send store.Send, 
 		return err
 	}
 	defer cancel()
-	var v string
-	switch {
-	case r.Message != nil:
-		v = "m" + r.Digest + "\x00" + string(pack.EncodeEvent(nil, "", &protocol.Event{Message: r.Message}))
-	case r.TaskID != "":
-		v = "t" + r.Digest + "\x00" + r.TaskID
-	default:
-		v = "p" + r.Digest + "\x00"
-	}
-	until := send.Until
-	if until.IsZero() {
-		d := s.opts.TTL
-		if d <= 0 {
-			d = DefaultTTL
-		}
-		until = time.Now().Add(d)
-	}
+	kind, body := pack.EncodeReply(r)
+	v := string(kind) + r.Digest + "\x00" + string(body)
 	cl := s.cli()
-	if err := cl.Do(c, cl.B().Set().Key(s.replyKey(owner, send.MessageID)).Value(v).Pxat(until).Build()).Error(); err != nil {
+	if err := cl.Do(c, cl.B().Set().Key(s.replyKey(owner, send.MessageID)).Value(v).Pxat(send.Lapse(s.opts.TTL)).Build()).Error(); err != nil {
 		return s.fail(ctx, err)
 	}
 	return nil
@@ -111,18 +94,8 @@ func decodeReply(v string) (*store.Reply, error) {
 	if !ok {
 		return nil, errBadReply
 	}
-	r := &store.Reply{Digest: digest}
-	switch v[0] {
-	case 'p':
-	case 't':
-		r.TaskID = rest
-	case 'm':
-		ev, err := pack.DecodeEvent([]byte(rest), "")
-		if err != nil || ev.Message == nil {
-			return nil, errBadReply
-		}
-		r.Message = ev.Message
-	default:
+	r, err := pack.DecodeReply(v[0], digest, []byte(rest))
+	if err != nil {
 		return nil, errBadReply
 	}
 	return r, nil

@@ -12,12 +12,7 @@ import (
 // replies is the Replies suite's store, or a skip for a store without
 // the capability.
 func replies(t *testing.T, s store.Store) store.Replies {
-	t.Helper()
-	rs, ok := s.(store.Replies)
-	if !ok {
-		t.Skip("the store does not claim replies (store.Replies)")
-	}
-	return rs
+	return capability[store.Replies](t, s, "claim replies (store.Replies)")
 }
 
 // claimReply claims owner's send, failing the test on an error.

@@ -13,12 +13,18 @@ import (
 // sends is the Sends suite's store, or a skip for a store without the
 // capability (exactly-once sends are then not offered on it).
 func sends(t *testing.T, s store.Store) store.Sends {
+	return capability[store.Sends](t, s, "claim sends (store.Sends)")
+}
+
+// capability is s as the optional capability T, or a skip naming what
+// a store without it does not do.
+func capability[T any](t *testing.T, s store.Store, does string) T {
 	t.Helper()
-	ss, ok := s.(store.Sends)
+	c, ok := s.(T)
 	if !ok {
-		t.Skip("the store does not claim sends (store.Sends)")
+		t.Skip("the store does not " + does)
 	}
-	return ss
+	return c
 }
 
 // sentErr is err as a *store.SentError, failing the test otherwise.
