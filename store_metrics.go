@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -27,11 +28,14 @@ const (
 	opPushConfigs
 	opDeletePushConfig
 	opClaimDelivery
+	opClaimReply
+	opSettleReply
+	opDropReply
 	numStoreOps
 )
 
 var storeOpNames = [numStoreOps]string{"create", "get", "update", "list", "events", "signal_cancel",
-	"put_push_config", "push_configs", "delete_push_config", "claim_delivery"}
+	"put_push_config", "push_configs", "delete_push_config", "claim_delivery", "claim_reply", "settle_reply", "drop_reply"}
 
 // The outcome label values: a bounded set, never an error's text.
 const (
@@ -103,10 +107,39 @@ func newMeteredStore(reg prometheus.Registerer, name string, st store.Store) (st
 		return nil, err
 	}
 	m := &meteredStore{Store: st, total: total, name: name}
-	if s, ok := store.As[store.Sends](st); ok {
-		return &meteredSends{meteredStore: m, sends: s}, nil
+	s, ok := store.As[store.Sends](st)
+	if !ok {
+		return m, nil
 	}
-	return m, nil
+	ms := &meteredSends{meteredStore: m, sends: s}
+	if r, ok := store.As[store.Replies](st); ok {
+		return &meteredReplies{meteredSends: ms, replies: r}, nil
+	}
+	return ms, nil
+}
+
+// meteredReplies is a meteredSends over a store that claims replies too
+// (every store of this module): ClaimReply, SettleReply and DropReply
+// count under their own names.
+type meteredReplies struct {
+	*meteredSends
+	replies store.Replies
+}
+
+// ClaimReply implements store.Replies.
+func (m *meteredReplies) ClaimReply(ctx context.Context, owner string, send store.Send, pending time.Duration) (*store.Reply, error) {
+	r, err := m.replies.ClaimReply(ctx, owner, send, pending)
+	return r, m.count(opClaimReply, err)
+}
+
+// SettleReply implements store.Replies.
+func (m *meteredReplies) SettleReply(ctx context.Context, owner string, send store.Send, r *store.Reply) error {
+	return m.count(opSettleReply, m.replies.SettleReply(ctx, owner, send, r))
+}
+
+// DropReply implements store.Replies.
+func (m *meteredReplies) DropReply(ctx context.Context, owner, messageID string) error {
+	return m.count(opDropReply, m.replies.DropReply(ctx, owner, messageID))
 }
 
 // meteredSends is a meteredStore over a store that claims sends: the

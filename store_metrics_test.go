@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -25,10 +26,11 @@ func TestMeteredStoreCountsOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := st.(*meteredSends)
+	mr, ok := st.(*meteredReplies)
 	if !ok {
-		t.Fatalf("the memory store, which claims sends, is metered as %T", st)
+		t.Fatalf("the memory store, which claims sends and replies, is metered as %T", st)
 	}
+	m := mr.meteredSends
 	task := &protocol.Task{ID: "t1", ContextID: "c", Status: protocol.TaskStatus{State: protocol.StateWorking}}
 	v, err := m.Create(ctx, "o", task)
 	if err != nil {
@@ -63,12 +65,28 @@ func TestMeteredStoreCountsOutcomes(t *testing.T) {
 	if _, _, err := m.UpdateSend(ctx, "o", send, "t2", 0, t2); !errors.Is(err, store.ErrSent) {
 		t.Fatalf("a retried send as an update: %v, want store.ErrSent", err)
 	}
-	if s, ok := store.As[store.Sends](st); !ok || s != store.Sends(m) {
+	if s, ok := store.As[store.Sends](st); !ok || s != store.Sends(mr) {
 		t.Error("store.As does not find the metered store's Sends first")
+	}
+	// A reply claimed, claimed again (found), settled, dropped.
+	for range 2 {
+		if _, err := mr.ClaimReply(ctx, "o", send, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mr.SettleReply(ctx, "o", send, &store.Reply{Digest: "d", TaskID: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mr.DropReply(ctx, "o", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := store.As[store.Replies](st); !ok || r != store.Replies(mr) {
+		t.Error("store.As does not find the metered store's Replies first")
 	}
 	want := map[[2]string]float64{
 		{"create", "ok"}: 2, {"create", "exists"}: 1, {"get", "not_found"}: 1, {"get", "ok"}: 1,
 		{"update", "conflict"}: 1, {"events", "invalid"}: 1, {"create", "sent"}: 1, {"update", "sent"}: 1,
+		{"claim_reply", "ok"}: 2, {"settle_reply", "ok"}: 1, {"drop_reply", "ok"}: 1,
 	}
 	for k, n := range want {
 		c, err := m.total.GetMetricWithLabelValues("memory", k[0], k[1])
