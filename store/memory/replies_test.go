@@ -51,3 +51,32 @@ func TestRepliesBounded(t *testing.T) {
 		t.Fatalf("the newest answer: %+v", r)
 	}
 }
+
+// Over its share (MaxTasksPerOwner) an owner's own claims lapsing
+// soonest go: another owner's stay, however soon they lapse.
+func TestRepliesOwnerShare(t *testing.T) {
+	ctx := context.Background()
+	s := New(Options{MaxTasks: 100, MaxTasksPerOwner: 2})
+	defer s.Close()
+	claim := func(owner, id string, pending time.Duration) {
+		t.Helper()
+		if r, err := s.ClaimReply(ctx, owner, store.Send{MessageID: id, Digest: "d"}, pending); r != nil || err != nil {
+			t.Fatalf("%s's %s: %+v %v", owner, id, r, err)
+		}
+	}
+	claim("bob", "b1", time.Second)
+	for i := range 4 {
+		claim("alice", "a"+strconv.Itoa(i), time.Duration(i+2)*time.Second)
+	}
+	if _, ok := s.replies.claims[sendKey{"bob", "b1"}]; !ok {
+		t.Fatal("alice's claims pushed bob's out")
+	}
+	for i, kept := range []bool{false, false, true, true} {
+		if _, ok := s.replies.claims[sendKey{"alice", "a" + strconv.Itoa(i)}]; ok != kept {
+			t.Fatalf("alice's a%d kept %v, want %v", i, ok, kept)
+		}
+	}
+	if n := s.replies.owned["alice"]; n != 2 {
+		t.Fatalf("alice holds %d claims, want 2", n)
+	}
+}
