@@ -104,7 +104,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		if err != nil {
 			return err
 		}
-		for _, name := range [][]byte{bHeaders, bSnaps, bEvents, bOwners, bLots, bPush, bClaims, bSecrets, bMeta, bSends, bTaskSends, bReplies, bReplyLapse} {
+		for _, name := range [][]byte{bHeaders, bSnaps, bEvents, bOwners, bLots, bPush, bClaims, bSecrets, bMeta, bSends, bTaskSends, bReplies, bReplyLapse, bReplyOwners} {
 			if _, err := b.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

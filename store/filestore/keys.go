@@ -30,6 +30,8 @@ var (
 	// orders them by when they lapse: lapse lp(owner) messageId → nothing.
 	bReplies    = []byte("r")
 	bReplyLapse = []byte("R")
+	// bReplyOwners counts each owner's claims: lp(owner) → count.
+	bReplyOwners = []byte("O")
 )
 
 // metaBytes is the key of the scope's charge in bMeta.

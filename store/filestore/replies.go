@@ -15,7 +15,9 @@ import (
 // The sends claimed before their answer (store.Replies), in bReplies,
 // with bReplyLapse ordering them by when they lapse, for the sweep and
 // for room: they are charged to the scope's bytes, and over MaxBytes a
-// settle drops the claims lapsing soonest (never a task). A record is
+// settle drops the claims lapsing soonest (never a task); bReplyOwners
+// counts each owner's, and over its share (MaxTasksPerOwner, as its
+// tasks) the owner's own lapsing soonest go first. A record is
 // when it lapses (be64, store clock), the answer's kind, lp(digest), the
 // answer's body (pack.EncodeReply).
 
@@ -90,7 +92,47 @@ func (x *txn) putReply(k []byte, until int64, kind byte, digest string, rest []b
 	if err := x.replyLapse.Put(append(be64(nil, until), k...), nil); err != nil {
 		return err
 	}
-	return x.charge(int64(len(k)+len(v)) + recordOverhead)
+	if err := x.charge(int64(len(k)+len(v)) + recordOverhead); err != nil {
+		return err
+	}
+	return x.ownReply(k, 1)
+}
+
+// ownReply adds delta to the count of the claims of k's owner and, past
+// the owner's share, drops the owner's claims lapsing soonest, but k.
+// The anonymous owner's are not counted, as its tasks are not.
+func (x *txn) ownReply(k []byte, delta int64) error {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || n == 0 || uint64(len(k)-w) < n {
+		return nil
+	}
+	ok := k[:w+int(n)]
+	count := int64(0)
+	if v := x.replyOwners.Get(ok); len(v) == 8 {
+		count = int64(binary.BigEndian.Uint64(v))
+	}
+	count = max(count+delta, 0)
+	var err error
+	if count == 0 {
+		err = x.replyOwners.Delete(ok)
+	} else {
+		err = x.replyOwners.Put(bytes.Clone(ok), binary.BigEndian.AppendUint64(nil, uint64(count)))
+	}
+	if err != nil || delta < 0 || x.opts.MaxTasksPerOwner <= 0 || count <= int64(x.opts.MaxTasksPerOwner) {
+		return err
+	}
+	var first []byte
+	var at int64
+	c := x.replies.Cursor()
+	for ck, cv := c.Seek(ok); ck != nil && bytes.HasPrefix(ck, ok); ck, cv = c.Next() {
+		if len(cv) >= 8 && !bytes.Equal(ck, k) && (first == nil || unbe64(cv[:8]) < at) {
+			first, at = bytes.Clone(ck), unbe64(cv[:8])
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return x.dropReply(first)
 }
 
 // dropReply removes the claim k, if any.
@@ -106,7 +148,10 @@ func (x *txn) dropReply(k []byte) error {
 	if err := x.replies.Delete(k); err != nil {
 		return err
 	}
-	return x.charge(-size)
+	if err := x.charge(-size); err != nil {
+		return err
+	}
+	return x.ownReply(k, -1)
 }
 
 // sweepReplies drops up to n lapsed claims; it returns how many.

@@ -19,7 +19,7 @@ type txn struct {
 	headers, snaps, events, owners    *bolt.Bucket
 	lots, push, claims, secrets, meta *bolt.Bucket
 	sends, taskSends                  *bolt.Bucket
-	replies, replyLapse               *bolt.Bucket
+	replies, replyLapse, replyOwners  *bolt.Bucket
 	appended, removed                 []string
 	swept                             bool
 }
@@ -31,7 +31,7 @@ func (s *Store) txn(tx *bolt.Tx) *txn {
 		headers: b.Bucket(bHeaders), snaps: b.Bucket(bSnaps), events: b.Bucket(bEvents), owners: b.Bucket(bOwners),
 		lots: b.Bucket(bLots), push: b.Bucket(bPush), claims: b.Bucket(bClaims), secrets: b.Bucket(bSecrets), meta: b.Bucket(bMeta),
 		sends: b.Bucket(bSends), taskSends: b.Bucket(bTaskSends),
-		replies: b.Bucket(bReplies), replyLapse: b.Bucket(bReplyLapse),
+		replies: b.Bucket(bReplies), replyLapse: b.Bucket(bReplyLapse), replyOwners: b.Bucket(bReplyOwners),
 	}
 }
 
