@@ -33,11 +33,7 @@ func testSendsRetried(t *testing.T, e *env) {
 	if ev := next(t, evs); ev.Task == nil || ev.Task.ID != task.ID || ev.Task.Status.State != protocol.StateWorking {
 		t.Fatalf("a streaming retry opened with %s, want task(working) %s", shape(ev), task.ID)
 	}
-	select {
-	case a := <-second:
-		t.Fatalf("a blocking retry answered %+v while the first send's run goes on", a)
-	case <-time.After(20 * time.Millisecond):
-	}
+	notAnswered(t, second, "a blocking retry", "while the first send's run goes on")
 	run.Send(t, Text("Hel"))
 	run.Send(t, Text("lo"))
 	run.End()
@@ -123,11 +119,7 @@ func testSendsRetriedTurn(t *testing.T, e *env) {
 	turn := e.sendAsync(alice, sendParams(m, true))
 	run = e.agent.Next(t)
 	retry := e.sendAsync(alice, sendParams(m, true))
-	select {
-	case a := <-retry:
-		t.Fatalf("a retry of the turn answered %+v while it runs", a)
-	case <-time.After(20 * time.Millisecond):
-	}
+	notAnswered(t, retry, "a retry of the turn", "while it runs")
 	run.Send(t, Text("Sunny"))
 	run.End()
 	want := answered(t, turn)
@@ -150,6 +142,17 @@ func testSendsRetriedTurn(t *testing.T, e *env) {
 	e.wantCalls(t, 2)
 	if ids := historyIDs(e.getTask(alice, task.ID)); !slices.Equal(ids, []string{"m-1", "", "m-2"}) {
 		t.Fatalf("history ids %v", ids)
+	}
+}
+
+// notAnswered fails t if the background send ch answers within a moment:
+// what is waiting, and should be while (the reason).
+func notAnswered(t *testing.T, ch <-chan sendAnswer, what, while string) {
+	t.Helper()
+	select {
+	case a := <-ch:
+		t.Fatalf("%s answered %+v %s", what, a, while)
+	case <-time.After(30 * time.Millisecond):
 	}
 }
 
@@ -186,11 +189,7 @@ func testRepliesRetried(t *testing.T, e *env) {
 	first := e.sendAsync(alice, sendParams(m, true))
 	run := e.agent.Next(t)
 	retry := e.sendAsync(alice, sendParams(m, false))
-	select {
-	case a := <-retry:
-		t.Fatalf("a retry answered %+v while the first send's agent answers", a)
-	case <-time.After(30 * time.Millisecond):
-	}
+	notAnswered(t, retry, "a retry", "while the first send's agent answers")
 	run.Send(t, Text("Hel"))
 	run.Send(t, Text("lo"))
 	run.End()
