@@ -238,6 +238,9 @@ func (s *Service) newTask(c Caller, p *protocol.SendParams, working bool) starte
 // interleave two answers in one artifact.
 func (s *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendParams) (started, *protocol.Error) {
 	id := p.Message.TaskID
+	// The send's claim, once: the digest does not change between the
+	// compare-and-set attempts.
+	send, claims := s.sendClaim(&p.Message)
 	for range maxCASAttempts {
 		rec, err := s.opts.Store.Get(ctx, c.Owner, id)
 		if err != nil {
@@ -261,7 +264,7 @@ func (s *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 		if refused != nil {
 			// A retry of the message that started the turn finds the task
 			// past it: it is answered as a retry, not refused.
-			if st, perr, ok := s.claimedTurn(ctx, c, p, rec); ok {
+			if st, perr, ok := s.claimedTurn(ctx, c, send, claims, rec); ok {
 				return st, perr
 			}
 			return started{}, refused
@@ -277,7 +280,7 @@ func (s *Service) continueTask(ctx context.Context, c Caller, p *protocol.SendPa
 		ev := protocol.Event{Status: &protocol.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
 		var v uint64
 		var last string
-		if send, ok := s.sendClaim(&p.Message); ok {
+		if claims {
 			v, last, err = s.sends.UpdateSend(ctx, c.Owner, send, t.ID, rec.Version, &t, ev)
 		} else {
 			v, last, err = s.opts.Store.Update(ctx, t.ID, rec.Version, &t, ev)

@@ -61,14 +61,14 @@ func reusedError() *protocol.Error {
 		protocol.FieldViolation{Field: "message.messageId", Description: "already used for another message"})
 }
 
-// claimedTurn asks whether the continuation p of rec's task, which the
-// task's state refuses, is a retry of a send that started its turn: the
+// claimedTurn asks whether the continuation of rec's task whose claim is
+// send (claims false: none), which the task's state refuses, is a retry
+// of a send that started its turn: the
 // store checks a claim before the version, and no task is at version 0,
 // so an UpdateSend at version 0 writes nothing and answers the claim, or
 // a conflict when there is none. ok is false when there is none.
-func (s *Service) claimedTurn(ctx context.Context, c Caller, p *protocol.SendParams, rec *store.Record) (started, *protocol.Error, bool) {
-	send, ok := s.sendClaim(&p.Message)
-	if !ok {
+func (s *Service) claimedTurn(ctx context.Context, c Caller, send store.Send, claims bool, rec *store.Record) (started, *protocol.Error, bool) {
+	if !claims {
 		return started{}, nil, false
 	}
 	_, _, err := s.sends.UpdateSend(ctx, c.Owner, send, rec.Task.ID, 0, rec.Task)
